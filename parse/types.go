@@ -1,0 +1,165 @@
+package parse
+
+import "fmt"
+
+// Pos is a position in the parsed source, 1-based.
+type Pos struct {
+	Line, Col int
+}
+
+func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
+
+// Error is a shell text narrowd could not parse. A parse error keeps the
+// call at its ceiling.
+type Error struct {
+	Pos  Pos
+	Text string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Pos, e.Text) }
+
+// Word is one shell word after quote removal.
+type Word struct {
+	// Value is the word's exact runtime value when Literal is true, and a
+	// best-effort rendering otherwise (never to be trusted).
+	Value string
+	// Literal reports that Value is exactly what the program will receive:
+	// no parameter expansion, command substitution, glob, brace or tilde
+	// expansion, arithmetic or anything else that is only known at run
+	// time.
+	Literal bool
+	// Why names the construct that made the word dynamic, such as
+	// "parameter expansion" or "glob"; empty when Literal.
+	Why string
+	Pos Pos
+}
+
+// Access is what a program does to one path argument, least risky first.
+type Access uint8
+
+// Accesses.
+const (
+	// Read only reads the path (or lists it).
+	Read Access = iota
+	// Create makes a new file or directory and fails or leaves the target
+	// unchanged if it exists (mkdir, touch on a new path, cp -n).
+	Create
+	// Update changes existing state that survives: mv, chmod, touch
+	// times, append (>>).
+	Update
+	// Overwrite replaces content in place: > redirects, cp onto a file,
+	// sed -i, tee. The target survives with a new value (spec §4.4: not
+	// pure deletion).
+	Overwrite
+	// Delete removes the target and puts nothing in its place.
+	Delete
+	// Exec runs the file as code (source, bash script.sh, ./run).
+	Exec
+)
+
+var accessNames = [...]string{"read", "create", "update", "overwrite", "delete", "exec"}
+
+func (a Access) String() string {
+	if int(a) < len(accessNames) {
+		return accessNames[a]
+	}
+	return fmt.Sprintf("access(%d)", uint8(a))
+}
+
+// PathArg is one path a program touches, from an argument or a redirect.
+type PathArg struct {
+	Word   Word
+	Access Access
+	// Recursive reports that the access reaches everything under the path
+	// (rm -r, cp -r, chmod -R, grep -r, find).
+	Recursive bool
+}
+
+// Net is how far a program can reach over the network.
+type Net uint8
+
+// Network reach, least risky first.
+const (
+	NoNet Net = iota
+	// LocalNet reaches only loopback or the local machine's daemons.
+	LocalNet
+	// Internet reaches any host: curl, wget, git fetch/push, npm install.
+	Internet
+)
+
+// Program is one program that would run, after wrappers (sudo, env, xargs,
+// sh -c, find -exec, …) are unwrapped, with what the command knowledge
+// table says it does.
+type Program struct {
+	// Name is the program name as invoked (argv[0] after wrappers).
+	Name string
+	Argv []Word
+	Pos  Pos
+	// Known reports that the table knows this exact form: the command,
+	// its subcommand and every flag given. When false, Why says what was
+	// not known, and the call keeps its ceiling.
+	Known bool
+	Why   string
+	// Rule names the table entry that classified it, for evidence
+	// ("ls", "git status", "sed -i").
+	Rule string
+	// Mutation is the worst thing it does to state: "read", "create",
+	// "update" or "delete" (spec §3.1 values).
+	Mutation string
+	// Paths are the path arguments and redirect targets with their access.
+	Paths []PathArg
+	// Net is how far it can reach.
+	Net Net
+	// RunsCode reports that it executes code it did not write: build and
+	// test runners execute the repository, interpreters run scripts.
+	RunsCode bool
+	// Global reports state outside any path argument: git config
+	// --global, npm install -g, systemctl, docker, kubectl. Such state is
+	// account-wide (spec §3.2 configuration rule).
+	Global bool
+	// Financial is "none", "indirect" or "direct" (spec §3.5).
+	Financial string
+	// Irreversible reports an effect nothing restores beyond overwrite or
+	// delete of named paths: publishing (npm publish, git push --force).
+	Irreversible bool
+	// Wrappers lists the wrappers that were unwrapped to reach this
+	// program, outermost first ("sudo", "env", "xargs", "sh -c").
+	Wrappers []string
+	// Privileged reports sudo, doas or similar on the way.
+	Privileged bool
+}
+
+// Unproven is a construct whose runtime effect narrowd cannot prove: it
+// keeps the call at its ceiling.
+type Unproven struct {
+	Pos Pos
+	// Why is a short stable phrase: "parameter expansion", "glob",
+	// "eval", "unknown command", "unknown flag --foo", ….
+	Why string
+}
+
+// Analysis is everything narrowd knows about one shell command text.
+type Analysis struct {
+	// Err is set when the text does not parse; then nothing else counts.
+	Err error
+	// Programs is every program the text would run, in source order,
+	// including those inside pipelines, lists, subshells, substitutions,
+	// functions, loops and wrappers.
+	Programs []Program
+	// Unproven lists every construct that keeps the ceiling. An analysis
+	// narrows only when Err is nil and Unproven is empty.
+	Unproven []Unproven
+}
+
+// Proven reports whether the analysis may narrow at all.
+func (a *Analysis) Proven() bool {
+	if a.Err != nil || len(a.Unproven) > 0 {
+		return false
+	}
+	for _, p := range a.Programs {
+		if !p.Known {
+			return false
+		}
+	}
+	return true
+}
