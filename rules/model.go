@@ -183,3 +183,30 @@ func (v Verdict) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(plain(v))
 }
+
+// Session is what narrowd knows of the earlier calls in the same agent
+// session. The zero value is an unknown session, which never counts as
+// clean.
+type Session struct {
+	// Known reports that narrowd holds this session's history. When
+	// false, every question about the past answers with the worst case.
+	Known bool `json:"known"`
+	// Called holds the seed 003 labels (reads_untrusted, external_effect,
+	// destructive, moves_money, reads_sensitive) carried by any call that
+	// ran earlier in the session.
+	Called map[string]bool `json:"called,omitempty"`
+	// Tools are the keys of the calls that ran, oldest first.
+	Tools []string `json:"tools,omitempty"`
+}
+
+// Input is everything a profile may read about one call.
+type Input struct {
+	Call *Call
+	// Key is the catalog key of the tool, such as "claude/Bash".
+	Key string
+	// Ceiling and Narrowed are nil when the tool is unlabelled.
+	Ceiling  *Labels
+	Narrowed *Labels
+	Evidence []Evidence
+	Session  Session
+}
