@@ -219,11 +219,12 @@ func now(f func() time.Time) time.Time {
 	return f()
 }
 
-// systemdQuote quotes a path for ExecStart=: inside double quotes a
-// backslash and a quote are escaped, "%" is a specifier and "$" a variable
-// unless doubled.
+// systemdQuote quotes the program path of ExecStart=: inside double
+// quotes a backslash and a quote are escaped, and "%" is a specifier
+// unless doubled. "$" stays: systemd substitutes variables only in the
+// arguments, never in the program path (verify confirms it).
 func systemdQuote(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "%", "%%", "$", "$$")
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "%", "%%")
 	return `"` + r.Replace(s) + `"`
 }
 
