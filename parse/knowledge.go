@@ -1,0 +1,470 @@
+package parse
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// The command knowledge table is data: knowledge/*.toml, reviewed like
+// code. Go code here only interprets it, and handlers finish the few
+// languages no table can describe (find expressions, sed and awk programs).
+
+//go:embed knowledge/*.toml
+var knowledgeFiles embed.FS
+
+// Knowledge is the compiled command knowledge table: for each command, its
+// option parser, flags, subcommands and operands, and what each does. It is
+// immutable once loaded and safe for concurrent use.
+type Knowledge struct {
+	cmds map[string]*spec
+	// safeEnv are environment names (or NAME* prefixes) that may be set
+	// through env or sudo without making the call unprovable.
+	safeEnv []string
+	// safeGitConfig are git config keys (or section.* prefixes, or
+	// key=value pairs) that git -c may set.
+	safeGitConfig []string
+	// systemDirs are directories whose programs are the commands the table
+	// names (/usr/bin/ls is ls; ./ls is not).
+	systemDirs []string
+}
+
+// Classification is what the table says about one argv.
+type Classification struct {
+	// Program is the program argv[0] names, classified. For a wrapper it
+	// describes the wrapper itself (sudo is Privileged); what the wrapper
+	// runs is in Inner.
+	Program Program
+	// Wrapper is non-empty when argv[0] is a wrapper or code carrier
+	// ("sudo", "env", "xargs", "sh -c", "find -exec").
+	Wrapper string
+	// Inner is what the wrapper runs, each to be classified or parsed in
+	// turn by the caller, who carries Wrappers and Privileged inward.
+	Inner []Inner
+}
+
+// Inner is one thing a wrapper runs: an argv or shell text.
+type Inner struct {
+	// Argv is a command to classify in turn.
+	Argv []Word
+	// Script is shell text to parse and analyze in turn.
+	Script *Word
+	// Recursive reports that the inner program's path arguments stand for
+	// whole trees (find -exec rm {} + removes everything under the roots):
+	// the caller must mark the inner program's paths recursive.
+	Recursive bool
+}
+
+// tableFile is the shape of one knowledge TOML file.
+type tableFile struct {
+	Cmd           map[string]*spec `toml:"cmd"`
+	SafeEnv       []string         `toml:"safe_env"`
+	SafeGitConfig []string         `toml:"safe_git_config"`
+	SystemDirs    []string         `toml:"system_dirs"`
+}
+
+// LoadKnowledge compiles one TOML knowledge table. Decoding is strict: an
+// unknown key or value is an error carrying its line.
+func LoadKnowledge(data []byte) (*Knowledge, error) {
+	k := &Knowledge{cmds: map[string]*spec{}}
+	if err := k.add("knowledge", data); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// DefaultKnowledge compiles the embedded table, knowledge/*.toml. Callers
+// load it once and share it.
+func DefaultKnowledge() (*Knowledge, error) {
+	names, err := fs.Glob(knowledgeFiles, "knowledge/*.toml")
+	if err != nil {
+		return nil, fmt.Errorf("failed to list knowledge: %w", err)
+	}
+	k := &Knowledge{cmds: map[string]*spec{}}
+	for _, n := range names {
+		data, err := knowledgeFiles.ReadFile(n)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read %s: %w", n, err)
+		}
+		if err := k.add(n, data); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+// Commands lists the command names (and aliases) the table knows, sorted.
+func (k *Knowledge) Commands() []string {
+	out := make([]string, 0, len(k.cmds))
+	for n := range k.cmds {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// add decodes one file into k.
+func (k *Knowledge) add(file string, data []byte) error {
+	var tf tableFile
+	md, err := toml.Decode(string(data), &tf)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%s:%d: %w", file, pe.Position.Line, err)
+		}
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	loc := newLocator(data)
+	if und := md.Undecoded(); len(und) > 0 {
+		key := und[0]
+		return fmt.Errorf("%s:%d: unknown key %q", file, loc.line(key), key.String())
+	}
+	k.safeEnv = append(k.safeEnv, tf.SafeEnv...)
+	k.safeGitConfig = append(k.safeGitConfig, tf.SafeGitConfig...)
+	k.systemDirs = append(k.systemDirs, tf.SystemDirs...)
+	names := make([]string, 0, len(tf.Cmd))
+	for n := range tf.Cmd {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		s := tf.Cmd[n]
+		if err := s.compile([]string{n}, nil); err != nil {
+			var ce *compileError
+			if errors.As(err, &ce) {
+				return fmt.Errorf("%s:%d: %s", file, loc.line(ce.key), ce.msg)
+			}
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		for _, alias := range append([]string{n}, s.Aliases...) {
+			if _, dup := k.cmds[alias]; dup {
+				return fmt.Errorf("%s:%d: command %q defined twice", file, loc.line(toml.Key{"cmd", n}), alias)
+			}
+			k.cmds[alias] = s
+		}
+	}
+	return nil
+}
+
+// compileError is a table error at a key, turned into a line by add.
+type compileError struct {
+	key toml.Key
+	msg string
+}
+
+func (e *compileError) Error() string { return e.msg }
+
+// compile checks one spec and builds its flag set. key is its TOML key
+// path below "cmd".
+func (s *spec) compile(names []string, parent *spec) error {
+	key := append(toml.Key{"cmd", names[0]}, subKey(names[1:])...)
+	bad := func(format string, args ...any) error {
+		return &compileError{key: key, msg: fmt.Sprintf("%s: %s", strings.Join(names, " "), fmt.Sprintf(format, args...))}
+	}
+	s.name = strings.Join(names, " ")
+	s.parent = parent
+	if s.Parser == famUnset {
+		if parent != nil {
+			s.Parser = parent.Parser
+		} else {
+			s.Parser = famGNU
+		}
+	}
+	if s.Mutation == lvlUnset && s.Unknown == "" && s.Handler == "" {
+		return bad("mutation is required")
+	}
+	if s.Handler != "" && !slices.Contains(handlerNames[:], s.Handler) {
+		return bad("unknown handler %q", s.Handler)
+	}
+	if err := checkSlots(s.Args); err != nil {
+		return bad("%v", err)
+	}
+	if len(s.Sub) > 0 && len(s.Args) > 0 {
+		return bad("a command with subcommands takes no args of its own")
+	}
+	fs := &flagSet{short: map[byte]*flagDef{}, long: map[string]*flagDef{}}
+	addAll := func(fn flagName, eff *effect) error {
+		def := &flagDef{canon: fn.names[0], arg: fn.arg, eff: eff}
+		for _, n := range fn.names {
+			if err := fs.add(s.Parser, n, def); err != nil {
+				return bad("%v", err)
+			}
+		}
+		return nil
+	}
+	for _, fn := range s.Flags {
+		if err := addAll(fn, nil); err != nil {
+			return err
+		}
+	}
+	flagKeys := make([]string, 0, len(s.Flag))
+	for n := range s.Flag {
+		flagKeys = append(flagKeys, n)
+	}
+	slices.Sort(flagKeys)
+	for _, n := range flagKeys {
+		var fn flagName
+		if err := fn.UnmarshalText([]byte(n)); err != nil {
+			return &compileError{key: append(slices.Clone(key), "flag", n), msg: err.Error()}
+		}
+		eff := s.Flag[n]
+		if err := checkSlots(eff.Args); err != nil {
+			return &compileError{key: append(slices.Clone(key), "flag", n), msg: err.Error()}
+		}
+		eff.hasArgs = eff.Args != nil
+		if eff.Check != "" && !slices.Contains(checkNames[:], eff.Check) {
+			return &compileError{key: append(slices.Clone(key), "flag", n), msg: fmt.Sprintf("unknown check %q", eff.Check)}
+		}
+		if (eff.Path.set || eff.AtPath.set || eff.Dir || eff.Check != "") && fn.arg == argNone {
+			return &compileError{key: append(slices.Clone(key), "flag", n), msg: "path, at_path, dir and check need a flag that takes an argument"}
+		}
+		if err := addAll(fn, eff); err != nil {
+			return err
+		}
+	}
+	// Persistent flags of the ancestors stay valid below them.
+	for p := parent; p != nil; p = p.parent {
+		if !p.Persistent {
+			continue
+		}
+		p.flags.each(func(n string, def *flagDef) {
+			if fs.lookupExact(n) == nil {
+				_ = fs.add(s.Parser, n, def)
+			}
+		})
+	}
+	slices.Sort(fs.longs)
+	s.flags = fs
+	subs := make([]string, 0, len(s.Sub))
+	for n := range s.Sub {
+		subs = append(subs, n)
+	}
+	slices.Sort(subs)
+	for _, n := range subs {
+		if err := s.Sub[n].compile(append(slices.Clone(names), n), s); err != nil {
+			return err
+		}
+		for _, a := range s.Sub[n].Aliases {
+			if _, dup := s.Sub[a]; dup {
+				return bad("subcommand %q defined twice", a)
+			}
+		}
+	}
+	for _, n := range subs {
+		for _, a := range s.Sub[n].Aliases {
+			s.Sub[a] = s.Sub[n]
+		}
+	}
+	return nil
+}
+
+func subKey(names []string) toml.Key {
+	var k toml.Key
+	for _, n := range names {
+		k = append(k, "sub", n)
+	}
+	return k
+}
+
+// checkSlots enforces the shapes the matcher supports: at most one
+// unbounded slot, optional slots only without one, and a rest-taking slot
+// last with only single slots before it.
+func checkSlots(slots []slot) error {
+	unbounded, optional := 0, 0
+	for i, sl := range slots {
+		if sl.max < 0 {
+			unbounded++
+		}
+		if sl.min == 0 && sl.max == 1 {
+			optional++
+		}
+		if sl.takesRest() || sl.kind == slotCmd {
+			if i != len(slots)-1 {
+				return fmt.Errorf("slot %q must be last", sl.text)
+			}
+			for _, prev := range slots[:i] {
+				if prev.min != 1 || prev.max != 1 {
+					return fmt.Errorf("slot %q must follow single slots only", sl.text)
+				}
+			}
+		}
+	}
+	if unbounded > 1 {
+		return errors.New("at most one slot may repeat")
+	}
+	if unbounded == 1 && optional > 0 && !(len(slots) > 0 && slots[len(slots)-1].kind == slotCmd) {
+		return errors.New("optional slots cannot mix with a repeating slot")
+	}
+	return nil
+}
+
+// add registers one flag name.
+func (fs *flagSet) add(fam family, n string, def *flagDef) error {
+	switch {
+	case n == "-#":
+		if fs.digits != nil {
+			return fmt.Errorf("flag %q defined twice", n)
+		}
+		fs.digits = def
+		return nil
+	case strings.HasSuffix(n, "*"):
+		if fam != famSingle && fam != famGo {
+			return fmt.Errorf("flag pattern %q needs the single or go parser", n)
+		}
+		fs.prefix = append(fs.prefix, prefixDef{prefix: strings.TrimSuffix(n, "*"), def: def})
+		return nil
+	}
+	switch fam {
+	case famGNU, famGit, famClap, famPOSIX:
+		if len(n) == 2 && n[0] == '-' {
+			if fs.short[n[1]] != nil {
+				return fmt.Errorf("flag %q defined twice", n)
+			}
+			fs.short[n[1]] = def
+			return nil
+		}
+		if fam == famPOSIX || !strings.HasPrefix(n, "--") {
+			return fmt.Errorf("flag %q does not fit the %s parser", n, familyNames[fam])
+		}
+	case famGo:
+		n = "-" + strings.TrimLeft(n, "-")
+	case famNone:
+		return fmt.Errorf("the none parser takes no flags (%q)", n)
+	}
+	if fs.long[n] != nil {
+		return fmt.Errorf("flag %q defined twice", n)
+	}
+	fs.long[n] = def
+	fs.longs = append(fs.longs, n)
+	return nil
+}
+
+func (fs *flagSet) lookupExact(n string) *flagDef {
+	if len(n) == 2 && n[0] == '-' {
+		if d := fs.short[n[1]]; d != nil {
+			return d
+		}
+	}
+	return fs.long[n]
+}
+
+// each calls f for every named flag (not patterns).
+func (fs *flagSet) each(f func(string, *flagDef)) {
+	for c, d := range fs.short {
+		f("-"+string(c), d)
+	}
+	for n, d := range fs.long {
+		f(n, d)
+	}
+}
+
+// locator maps TOML key paths to the line that defines them. toml's
+// MetaData has no public positions for keys, so this reads the headers and
+// key lines itself; it only serves error messages.
+type locator struct {
+	lines map[string]int
+}
+
+func newLocator(data []byte) *locator {
+	l := &locator{lines: map[string]int{}}
+	var table []string
+	for i, line := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || t[0] == '#' {
+			continue
+		}
+		if t[0] == '[' {
+			h := strings.Trim(strings.TrimPrefix(strings.TrimPrefix(t, "[["), "["), " ")
+			keys, rest := splitKey(h)
+			if keys != nil && strings.HasPrefix(strings.TrimSpace(rest), "]") {
+				table = keys
+				l.note(table, i+1)
+			}
+			continue
+		}
+		keys, rest := splitKey(t)
+		if keys != nil && strings.HasPrefix(strings.TrimSpace(rest), "=") {
+			l.note(append(slices.Clone(table), keys...), i+1)
+		}
+	}
+	return l
+}
+
+func (l *locator) note(k []string, line int) {
+	s := strings.Join(k, "\x00")
+	if _, ok := l.lines[s]; !ok {
+		l.lines[s] = line
+	}
+}
+
+// line finds the key or its nearest ancestor; 0 when unknown.
+func (l *locator) line(k toml.Key) int {
+	for n := len(k); n > 0; n-- {
+		if line, ok := l.lines[strings.Join(k[:n], "\x00")]; ok {
+			return line
+		}
+	}
+	return 0
+}
+
+// splitKey reads a dotted TOML key from the start of s.
+func splitKey(s string) ([]string, string) {
+	var keys []string
+	for {
+		s = strings.TrimLeft(s, " \t")
+		if s == "" {
+			return nil, ""
+		}
+		switch s[0] {
+		case '"', '\'':
+			end := strings.IndexByte(s[1:], s[0])
+			if end < 0 {
+				return nil, ""
+			}
+			keys = append(keys, s[1:1+end])
+			s = s[end+2:]
+		default:
+			end := 0
+			for end < len(s) && (isBareKeyByte(s[end])) {
+				end++
+			}
+			if end == 0 {
+				return nil, ""
+			}
+			keys = append(keys, s[:end])
+			s = s[end:]
+		}
+		s = strings.TrimLeft(s, " \t")
+		if !strings.HasPrefix(s, ".") {
+			return keys, s
+		}
+		s = s[1:]
+	}
+}
+
+func isBareKeyByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// commandName maps argv[0] to a table name: a bare name, or a path in one
+// of the system directories. Anything else is a file the caller runs.
+func (k *Knowledge) commandName(argv0 string) (string, bool) {
+	if !strings.Contains(argv0, "/") {
+		return argv0, true
+	}
+	dir, base := path.Split(argv0)
+	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		dir = "/"
+	}
+	if slices.Contains(k.systemDirs, dir) && base != "" {
+		return base, true
+	}
+	return "", false
+}

@@ -1,0 +1,756 @@
+package parse
+
+import (
+	"strings"
+)
+
+// Handlers for the languages inside arguments: find's expression, shells'
+// options, sed and awk programs, tar's modes, dd's operands, git config's
+// read/write forms. Each decides conservatively: what it does not
+// recognise makes the call unprovable.
+
+// hasHit reports whether an option with this canonical name was given.
+func (p parsed) hasHit(canon ...string) bool {
+	for _, h := range p.hits {
+		for _, c := range canon {
+			if h.def.canon == c && !h.negated {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// values returns the values of the options with this canonical name.
+func (p parsed) values(canon string) []Word {
+	var out []Word
+	for _, h := range p.hits {
+		if h.def.canon == canon && h.hasValue {
+			out = append(out, h.value)
+		}
+	}
+	return out
+}
+
+// findNoArg are find primaries and operators without an argument.
+var findNoArg = [...]string{
+	"-print", "-print0", "-ls", "-prune", "-quit", "-true", "-false", "-empty",
+	"-executable", "-readable", "-writable", "-nouser", "-nogroup", "-depth",
+	"-d", "-xdev", "-mount", "-noleaf", "-ignore_readdir_race",
+	"-noignore_readdir_race", "-daystart", "-nowarn", "-warn", "-not", "!",
+	"(", ")", "-a", "-and", "-o", "-or", ",",
+}
+
+// findOneArg are find primaries whose one argument is not a path.
+var findOneArg = [...]string{
+	"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename",
+	"-regex", "-iregex", "-lname", "-ilname", "-type", "-xtype", "-size",
+	"-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-used",
+	"-perm", "-user", "-group", "-uid", "-gid", "-links", "-inum",
+	"-maxdepth", "-mindepth", "-fstype", "-regextype", "-context", "-printf",
+}
+
+// findPathArg are find primaries whose argument is a file it reads (its
+// times or identity).
+var findPathArg = [...]string{"-newer", "-anewer", "-cnewer", "-samefile"}
+
+func inList(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// find reads find's options, roots and expression. Roots are read
+// recursively; -delete deletes them recursively; -exec and friends become
+// Inner argv with {} replaced by the roots.
+func (r *run) find(s *spec, args []Word) {
+	r.mut = lvlRead
+	i := 0
+opts:
+	for i < len(args) {
+		a := args[i].Value
+		switch {
+		case a == "-H" || a == "-P":
+			i++
+		case a == "-L":
+			r.fail("find -L follows symbolic links out of the tree")
+			return
+		case a == "-D":
+			i += 2
+		case strings.HasPrefix(a, "-O") && len(a) > 2:
+			i++
+		default:
+			break opts
+		}
+	}
+	var roots []Word
+	for i < len(args) {
+		a := args[i].Value
+		if (len(a) > 1 && a[0] == '-') || a == "(" || a == "!" || a == ")" || a == "," {
+			break
+		}
+		roots = append(roots, args[i])
+		i++
+	}
+	if len(roots) == 0 {
+		roots = []Word{{Value: ".", Literal: true, Pos: r.prog.Pos}}
+	}
+	deleting := false
+	for i < len(args) {
+		a := args[i].Value
+		switch {
+		case inList(findNoArg[:], a):
+			i++
+		case inList(findOneArg[:], a):
+			if i+1 >= len(args) {
+				r.fail("find " + a + " needs an argument")
+				return
+			}
+			i += 2
+		case inList(findPathArg[:], a) || (strings.HasPrefix(a, "-newer") && len(a) == 8):
+			if i+1 >= len(args) {
+				r.fail("find " + a + " needs an argument")
+				return
+			}
+			if !strings.HasSuffix(a, "t") || a == "-samefile" {
+				r.addPath(args[i+1], Read, false)
+			}
+			i += 2
+		case a == "-fprint" || a == "-fprint0" || a == "-fls":
+			if i+1 >= len(args) {
+				r.fail("find " + a + " needs an argument")
+				return
+			}
+			r.addPath(args[i+1], Overwrite, false)
+			r.rule = append(r.rule, a)
+			i += 2
+		case a == "-fprintf":
+			if i+2 >= len(args) {
+				r.fail("find -fprintf needs two arguments")
+				return
+			}
+			r.addPath(args[i+1], Overwrite, false)
+			r.rule = append(r.rule, a)
+			i += 3
+		case a == "-delete":
+			deleting = true
+			r.rule = append(r.rule, a)
+			i++
+		case a == "-exec" || a == "-execdir" || a == "-ok" || a == "-okdir":
+			j := i + 1
+			end := -1
+			for ; j < len(args); j++ {
+				v := args[j].Value
+				if v == ";" || (v == "+" && j > i+1 && args[j-1].Value == "{}") {
+					end = j
+					break
+				}
+			}
+			if end < 0 {
+				r.fail("find " + a + " without ; or {} +")
+				return
+			}
+			cmd := args[i+1 : end]
+			if len(cmd) == 0 || cmd[0].Value == "{}" {
+				r.fail("find " + a + " runs the found files")
+				return
+			}
+			var inner []Word
+			for _, w := range cmd {
+				switch {
+				case w.Value == "{}":
+					inner = append(inner, roots...)
+				case strings.Contains(w.Value, "{}"):
+					// The file name lands inside a word: sh -c 'x {}'
+					// turns names into code.
+					r.fail("find " + a + " substitutes {} inside a word")
+					return
+				default:
+					inner = append(inner, w)
+				}
+			}
+			r.wrapper = "find -exec"
+			r.inner = append(r.inner, Inner{Argv: inner, Recursive: true})
+			if !strings.Contains(r.rule[len(r.rule)-1], a) {
+				r.rule = append(r.rule, a)
+			}
+			i = end + 1
+		case a == "-follow":
+			r.fail("find -follow follows symbolic links out of the tree")
+			return
+		default:
+			r.fail("unknown find primary " + a)
+			return
+		}
+	}
+	acc := Read
+	if deleting {
+		acc = Delete
+	}
+	for _, root := range roots {
+		r.addPath(root, acc, true)
+	}
+}
+
+// shellOptions are set -o and shopt names a shell may be started with;
+// none changes what the script text means.
+var shellOptions = [...]string{
+	"errexit", "nounset", "pipefail", "xtrace", "verbose", "noglob",
+	"noclobber", "posix", "allexport", "noexec", "errtrace", "functrace",
+	"nullglob", "failglob", "dotglob", "globstar", "nocaseglob", "lastpipe",
+	"inherit_errexit", "extglob",
+}
+
+// shell reads sh/bash/dash/zsh options. -c makes the next operand shell
+// text for the caller to parse (the words after it are $0, $1, …); a
+// first operand otherwise is a script file that runs.
+func (r *run) shell(s *spec, args []Word) {
+	r.mut = lvlRead
+	cmdMode := false
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i].Value
+		if a == "--" || a == "-" {
+			i++
+			break
+		}
+		if len(a) < 2 || (a[0] != '-' && a[0] != '+') {
+			break
+		}
+		if strings.HasPrefix(a, "--") {
+			switch a {
+			case "--norc", "--noprofile", "--posix", "--noediting", "--verbose", "--restricted":
+				continue
+			case "--version", "--help":
+				if len(args) == 1 {
+					return
+				}
+				continue
+			case "--login":
+				r.fail(s.name + " --login reads profile files")
+			default:
+				r.fail("unknown flag " + a + " for " + s.name)
+			}
+			return
+		}
+		for j := 1; j < len(a); j++ {
+			c := a[j]
+			switch {
+			case c == 'c' && a[0] == '-':
+				cmdMode = true
+			case c == 'o' || c == 'O':
+				if i+1 >= len(args) || !inList(shellOptions[:], args[i+1].Value) {
+					r.fail(s.name + " -" + string(rune(c)) + " with an unknown option")
+					return
+				}
+				i++
+			case c == 'i':
+				r.fail("interactive " + s.name + " reads rc files")
+				return
+			case c == 'l':
+				r.fail(s.name + " -l reads profile files")
+				return
+			case c == 's':
+				r.fail(s.name + " -s reads commands from stdin")
+				return
+			case strings.IndexByte("aeuxvnfhCbmBEHPTr", c) >= 0:
+			default:
+				r.fail("unknown flag -" + string(rune(c)) + " for " + s.name)
+				return
+			}
+		}
+	}
+	ops := args[min(i, len(args)):]
+	if cmdMode {
+		if len(ops) == 0 {
+			r.fail(s.name + " -c needs a command")
+			return
+		}
+		r.rule = append(r.rule, "-c")
+		r.wrapper = "sh -c"
+		script := ops[0]
+		r.inner = append(r.inner, Inner{Script: &script})
+		return
+	}
+	if len(ops) == 0 {
+		r.fail(s.name + " reads commands from stdin")
+		return
+	}
+	r.addPath(ops[0], Exec, false)
+}
+
+// sed checks sed's program: w and W and s///w write files, r and R read
+// them, e and s///e run commands.
+func (r *run) sed(p parsed) {
+	scripts := p.values("-e")
+	files := p.ops
+	if len(scripts) == 0 {
+		if len(p.ops) == 0 {
+			r.fail("sed without a program")
+			return
+		}
+		scripts, files = p.ops[:1], p.ops[1:]
+	}
+	_ = files
+	var texts []string
+	for _, w := range scripts {
+		texts = append(texts, w.Value)
+	}
+	prog := strings.Join(texts, "\n")
+	reads, writes, why := sedProgram(prog)
+	if why != "" {
+		r.fail(why)
+		return
+	}
+	pos := scripts[0].Pos
+	for _, f := range reads {
+		if f != "/dev/stdin" {
+			r.addPath(Word{Value: f, Literal: true, Pos: pos}, Read, false)
+		}
+	}
+	for _, f := range writes {
+		r.rule = append(r.rule, "w")
+		r.addPath(Word{Value: f, Literal: true, Pos: pos}, Overwrite, false)
+	}
+}
+
+// sedProgram parses a GNU sed program far enough to find every command.
+func sedProgram(src string) (reads, writes []string, why string) {
+	i := 0
+	n := len(src)
+	// toEOL reads a file name or text: the rest of the line.
+	toEOL := func() string {
+		start := i
+		for i < n && src[i] != '\n' {
+			i++
+		}
+		return src[start:i]
+	}
+	skipBlank := func() {
+		for i < n && (src[i] == ' ' || src[i] == '\t') {
+			i++
+		}
+	}
+	// delimited reads up to an unescaped delimiter.
+	delimited := func(d byte) bool {
+		for i < n {
+			c := src[i]
+			switch {
+			case c == '\\':
+				i += 2
+				continue
+			case c == d:
+				i++
+				return true
+			case c == '\n' && d != '\n':
+				return false
+			}
+			i++
+		}
+		return false
+	}
+	address := func() bool {
+		switch {
+		case i < n && src[i] >= '0' && src[i] <= '9':
+			for i < n && (src[i] >= '0' && src[i] <= '9' || src[i] == '~') {
+				i++
+			}
+		case i < n && src[i] == '$':
+			i++
+		case i < n && src[i] == '/':
+			i++
+			if !delimited('/') {
+				return false
+			}
+			for i < n && (src[i] == 'I' || src[i] == 'M') {
+				i++
+			}
+		case i+1 < n && src[i] == '\\':
+			d := src[i+1]
+			i += 2
+			if d == '\n' || d == '\\' || !delimited(d) {
+				return false
+			}
+			for i < n && (src[i] == 'I' || src[i] == 'M') {
+				i++
+			}
+		}
+		return true
+	}
+	endCmd := func() bool {
+		skipBlank()
+		if i >= n || src[i] == ';' || src[i] == '\n' || src[i] == '}' || src[i] == '#' {
+			return true
+		}
+		return false
+	}
+	for i < n {
+		for i < n && strings.IndexByte(" \t\n;", src[i]) >= 0 {
+			i++
+		}
+		if i >= n {
+			break
+		}
+		switch src[i] {
+		case '#':
+			toEOL()
+			continue
+		case '}':
+			i++
+			continue
+		}
+		if !address() {
+			return nil, nil, "sed address not understood"
+		}
+		skipBlank()
+		if i < n && src[i] == ',' {
+			i++
+			skipBlank()
+			if i < n && (src[i] == '+' || src[i] == '~') {
+				i++
+			}
+			if !address() {
+				return nil, nil, "sed address not understood"
+			}
+		}
+		skipBlank()
+		for i < n && (src[i] == '!' || src[i] == ' ') {
+			i++
+		}
+		if i >= n {
+			return nil, nil, "sed program ends after an address"
+		}
+		c := src[i]
+		i++
+		switch c {
+		case '{':
+		case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
+			if !endCmd() {
+				return nil, nil, "sed command " + string(c) + " not understood"
+			}
+		case 'l', 'L', 'q', 'Q':
+			skipBlank()
+			for i < n && src[i] >= '0' && src[i] <= '9' {
+				i++
+			}
+			if !endCmd() {
+				return nil, nil, "sed command " + string(c) + " not understood"
+			}
+		case ':', 'b', 't', 'T', 'v':
+			skipBlank()
+			for i < n && src[i] != ';' && src[i] != '\n' {
+				i++
+			}
+		case 'a', 'i', 'c':
+			// Text to the end of the line; a backslash-newline continues
+			// it onto the next line.
+			for i < n && src[i] != '\n' {
+				if src[i] == '\\' {
+					i++
+				}
+				i++
+			}
+		case 'r', 'R':
+			skipBlank()
+			reads = append(reads, toEOL())
+		case 'w', 'W':
+			skipBlank()
+			writes = append(writes, toEOL())
+		case 'e':
+			return nil, nil, "sed e runs a command"
+		case 's':
+			if i >= n || src[i] == '\\' || src[i] == '\n' {
+				return nil, nil, "sed s delimiter not understood"
+			}
+			d := src[i]
+			i++
+			if !delimited(d) || !delimited(d) {
+				return nil, nil, "sed s command not terminated"
+			}
+		flags:
+			for i < n {
+				switch f := src[i]; {
+				case f == 'g' || f == 'p' || f == 'i' || f == 'I' || f == 'm' || f == 'M' || f >= '0' && f <= '9':
+					i++
+				case f == 'e':
+					return nil, nil, "sed s///e runs a command"
+				case f == 'w':
+					i++
+					skipBlank()
+					writes = append(writes, toEOL())
+					break flags
+				default:
+					break flags
+				}
+			}
+			if !endCmd() {
+				return nil, nil, "sed s flags not understood"
+			}
+		case 'y':
+			if i >= n || src[i] == '\\' || src[i] == '\n' {
+				return nil, nil, "sed y delimiter not understood"
+			}
+			d := src[i]
+			i++
+			if !delimited(d) || !delimited(d) || !endCmd() {
+				return nil, nil, "sed y command not understood"
+			}
+		default:
+			return nil, nil, "unknown sed command " + string(c)
+		}
+	}
+	for _, w := range writes {
+		if w == "" {
+			return nil, nil, "sed w without a file"
+		}
+	}
+	return reads, writes, ""
+}
+
+// awkForbidden are words whose presence anywhere in an awk program, even
+// inside a string, makes it unprovable: they run commands, read other
+// files, or change which files are read. Searching the raw text instead of
+// tokens means no lexer disagreement (regex or division?) can hide one.
+var awkForbidden = [...]string{"system", "getline", "close", "fflush", "ARGV", "ARGC", "@", "PROCINFO"}
+
+// awk checks an awk program and reads its file operands.
+func (r *run) awk(p parsed) {
+	progs := p.values("-e")
+	files := p.ops
+	if len(progs) == 0 {
+		if len(p.ops) == 0 {
+			r.fail("awk without a program")
+			return
+		}
+		progs, files = p.ops[:1], p.ops[1:]
+	}
+	for _, w := range progs {
+		if why := awkProgram(w.Value); why != "" {
+			r.fail(why)
+			return
+		}
+	}
+	for _, f := range files {
+		if isAssignment(f.Value) || f.Value == "-" {
+			continue
+		}
+		r.addPath(f, Read, false)
+	}
+}
+
+// awkProgram reports why an awk program is unprovable, or "".
+func awkProgram(src string) string {
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if c != '\n' && c != '\t' && (c < ' ' || c > '~') {
+			return "awk program with control or non-ASCII bytes"
+		}
+	}
+	// A backslash-newline could split a word; awk rejoins it.
+	flat := strings.ReplaceAll(src, "\\\n", "")
+	for _, w := range awkForbidden {
+		if strings.Contains(flat, w) {
+			return "awk program uses " + w
+		}
+	}
+	// | outside || is a pipe to or from a command.
+	for i := 0; i < len(flat); i++ {
+		if flat[i] != '|' {
+			continue
+		}
+		if i+1 < len(flat) && flat[i+1] == '|' {
+			i++
+			continue
+		}
+		return "awk program uses a pipe"
+	}
+	// > after print is output to a file; without print it can only be a
+	// comparison.
+	if strings.Contains(flat, "print") && strings.Contains(flat, ">") {
+		return "awk program may print to a file"
+	}
+	return ""
+}
+
+// tarArgLetters are the bundled old-style letters that take an argument,
+// in order, from the following words (tar cf a.tar, tar xzfC a.tar dir).
+const tarArgLetters = "fbCTXgKLNVH"
+
+// tarOldStyle rewrites tar's bundled first word (tar czf a.tgz x) into
+// ordinary short options.
+func tarOldStyle(args []Word) []Word {
+	if len(args) == 0 || args[0].Value == "" || args[0].Value[0] == '-' {
+		return args
+	}
+	letters := args[0].Value
+	for i := 0; i < len(letters); i++ {
+		c := letters[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return args
+		}
+	}
+	out := make([]Word, 0, len(args)+len(letters))
+	next := 1
+	for i := 0; i < len(letters); i++ {
+		c := letters[i]
+		out = append(out, Word{Value: "-" + string(rune(c)), Literal: true, Pos: args[0].Pos})
+		if strings.IndexByte(tarArgLetters, c) >= 0 && next < len(args) {
+			out = append(out, args[next])
+			next++
+		}
+	}
+	return append(out, args[next:]...)
+}
+
+// tar derives the archive's and members' access from the mode.
+func (r *run) tar(p parsed) {
+	var mode string
+	for _, m := range []string{"-c", "-x", "-t", "-r", "-u", "-A", "-d", "--delete", "--test-label"} {
+		if p.hasHit(m) {
+			if mode != "" {
+				r.fail("tar with two modes")
+				return
+			}
+			mode = m
+		}
+	}
+	if mode == "" {
+		r.fail("tar without a mode")
+		return
+	}
+	r.rule = append(r.rule, mode)
+	archive := Read
+	switch mode {
+	case "-c":
+		archive = Overwrite
+	case "-r", "-u", "-A", "--delete":
+		archive = Update
+	}
+	for _, f := range p.values("-f") {
+		if isRemote(f.Value) && !p.hasHit("--force-local") {
+			r.fail("tar archive on a remote host")
+			return
+		}
+		if f.Value != "-" {
+			r.addPath(f, archive, false)
+		}
+	}
+	switch mode {
+	case "-c", "-r", "-u":
+		remove := p.hasHit("--remove-files")
+		for _, op := range p.ops {
+			a := Read
+			if remove {
+				a = Delete
+			}
+			r.addPath(r.resolve(op), a, true)
+		}
+	case "-A":
+		for _, op := range p.ops {
+			r.addPath(r.resolve(op), Read, false)
+		}
+	case "-x":
+		if p.hasHit("-P") {
+			r.fail("tar -P extracts absolute names")
+			return
+		}
+		dest := Word{Value: ".", Literal: true, Pos: r.prog.Pos}
+		if r.dir != nil {
+			dest = *r.dir
+		}
+		a := Overwrite
+		if p.hasHit("-k") {
+			a = Create
+		}
+		r.addPath(dest, a, true)
+	case "-d":
+		dest := Word{Value: ".", Literal: true, Pos: r.prog.Pos}
+		if r.dir != nil {
+			dest = *r.dir
+		}
+		r.addPath(dest, Read, true)
+	}
+}
+
+// dd reads dd's KEY=VALUE operands.
+func (r *run) dd(p parsed) {
+	for _, op := range p.ops {
+		key, val, ok := strings.Cut(op.Value, "=")
+		if !ok {
+			r.fail("dd operand " + op.Value + " not understood")
+			return
+		}
+		w := Word{Value: val, Literal: true, Pos: op.Pos}
+		switch key {
+		case "if":
+			r.addPath(w, Read, false)
+		case "of":
+			r.addPath(w, Overwrite, false)
+		case "bs", "ibs", "obs", "cbs", "count", "skip", "seek", "iseek", "oseek", "status", "conv", "iflag", "oflag":
+		default:
+			r.fail("unknown dd operand " + key)
+			return
+		}
+	}
+}
+
+// gitConfig tells reading git config from writing it, in both the
+// --get style and the git 2.46 subcommand style.
+func (r *run) gitConfig(p parsed) {
+	write := false
+	ops := p.ops
+	if len(ops) > 0 {
+		switch ops[0].Value {
+		case "list", "get":
+			ops = nil
+		case "set", "unset", "rename-section", "remove-section":
+			write = true
+			ops = nil
+		case "edit":
+			r.fail("git config edit runs an editor")
+			return
+		}
+	}
+	switch {
+	case p.hasHit("-e"):
+		r.fail("git config --edit runs an editor")
+		return
+	case p.hasHit("--unset", "--unset-all", "--replace-all", "--add", "--rename-section", "--remove-section"):
+		write = true
+	case p.hasHit("--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--get-color", "--get-colorbool"):
+	case len(ops) >= 2:
+		write = true
+	}
+	if !write {
+		return
+	}
+	r.rule = append(r.rule, "set")
+	r.mut = max(r.mut, lvlUpdate)
+	files := p.values("-f")
+	switch {
+	case len(files) > 0:
+		// The -f paths are already recorded; upgraded below.
+	case p.hasHit("--global", "--system"):
+		r.global = true
+	default:
+		// The repository's own config: later git commands read it, and
+		// keys like core.fsmonitor make them run code. That is why every
+		// git command that can honour such keys is RunsCode.
+		dir := Word{Value: ".", Literal: true, Pos: r.prog.Pos}
+		if r.dir != nil {
+			dir = *r.dir
+		}
+		r.addPath(dir, Update, false)
+	}
+	// Flag paths of reads became reads; writes upgrade them above.
+	for i := range r.paths {
+		for _, f := range files {
+			if r.paths[i].Word == f && r.paths[i].Access == Read {
+				r.paths[i].Access = Update
+			}
+		}
+	}
+}
