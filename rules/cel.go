@@ -1,0 +1,716 @@
+package rules
+
+import (
+	"fmt"
+	"reflect"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
+	"cel.dev/cel-go/interpreter"
+)
+
+// A rule's `when` is a CEL expression over four variables:
+//
+//	call      the call, with the narrowed labels:
+//	            agent, tool, key, cwd      strings ("claude", "Bash", "claude/Bash", "/repo")
+//	            input                      the tool's arguments as the agent sent them
+//	            labelled, unlabelled       whether the catalog has labels for the tool
+//	            mutation … returns_class   the six narrowed labels, as spec value names
+//	            open_world, configuration_object, pure_deletion   the facts
+//	            reads_untrusted, external_effect, destructive, moves_money   seed 003 labels (see [SessionLabels])
+//	            reads_sensitive            evidence of a sensitive name (always present)
+//	            risk_class                 the seed 004 class (see [RiskClass])
+//	ceiling   the tool's un-narrowed labels and facts (same label keys)
+//	evidence  a list of {kind, strength, subject, detail, effect}
+//	session   {known, tools}, and session.called_with("reads_untrusted")
+//
+// and these helpers, which read `call`:
+//
+//	at_least("scope", "bulk")                  narrowed label ≥ value in spec order
+//	at_most("egress", "none")                  narrowed label ≤ value
+//	consequence_at_or_above("irreversible")    seed 001 class of the reversibility label
+//	has_evidence("runs-code")                  some evidence of that kind, any strength
+//	proven("path-inside")                      some evidence of that kind that may relax (proven or established)
+//
+// Absent is unknown (seed 001): for an unlabelled tool the label, fact and
+// derived keys are absent from call and ceiling, so a rule that reads them
+// fails to evaluate, and a rule that fails to evaluate does not match. To
+// keep such calls away from rules written about labels altogether, a rule
+// is evaluated for an unlabelled call only if its `when` mentions
+// call.unlabelled or call.labelled. Every other rule is skipped.
+
+// Names of the hidden functions the helper macros expand to. They start
+// with '@', which no CEL identifier can, so a profile cannot call them
+// directly.
+const (
+	fnAtLeast     = "@at_least"
+	fnAtMost      = "@at_most"
+	fnConsequence = "@consequence_at_or_above"
+	fnHasEvidence = "@has_evidence"
+	fnProven      = "@proven"
+	fnCalledWith  = "called_with"
+	varCall       = "call"
+	varCeiling    = "ceiling"
+	varEvidence   = "evidence"
+	varSession    = "session"
+	keyLabelled   = "labelled"
+	keyUnlabelled = "unlabelled"
+	keyRiskClass  = "risk_class"
+	keyInput      = "input"
+	keyAgent      = "agent"
+	keyTool       = "tool"
+	keyKey        = "key"
+	keyCwd        = "cwd"
+	keyKnown      = "known"
+	keyTools      = "tools"
+)
+
+// helperMacros maps each helper to its hidden function and argument count.
+var helperMacros = [...]struct {
+	name, fn string
+	args     int
+}{
+	{"at_least", fnAtLeast, 2},
+	{"at_most", fnAtMost, 2},
+	{"consequence_at_or_above", fnConsequence, 1},
+	{"has_evidence", fnHasEvidence, 1},
+	{"proven", fnProven, 1},
+}
+
+// callKeys are the keys of `call` that every call has; labelKeys the ones
+// only a labelled call has.
+var (
+	callKeys  = []string{keyAgent, keyTool, keyKey, keyCwd, keyInput, keyLabelled, keyUnlabelled, keyRiskClass, markReadsSensitive}
+	labelKeys = []string{
+		"mutation", "scope", "reversibility", "egress", "financial", "returns_class",
+		"open_world", "configuration_object", "pure_deletion",
+		markReadsUntrusted, markExternalEffect, markDestructive, markMovesMoney,
+	}
+	sessionKeys = []string{keyKnown, keyTools}
+)
+
+// newEnv builds the CEL environment profiles compile in. It is built per
+// load, never shared through a global.
+func newEnv() (*cel.Env, error) {
+	mapT := cel.MapType(cel.StringType, cel.DynType)
+	opts := []cel.EnvOption{
+		cel.Variable(varCall, mapT),
+		cel.Variable(varCeiling, mapT),
+		cel.Variable(varEvidence, cel.ListType(cel.MapType(cel.StringType, cel.StringType))),
+		cel.Variable(varSession, mapT),
+		cel.Function(fnCalledWith, cel.MemberOverload("session_called_with_string",
+			[]*cel.Type{cel.DynType, cel.StringType}, cel.BoolType, cel.BinaryBinding(calledWith))),
+		cel.Function(fnAtLeast, cel.Overload("narrowd_at_least",
+			[]*cel.Type{cel.DynType, cel.StringType, cel.StringType}, cel.BoolType,
+			cel.FunctionBinding(func(args ...ref.Val) ref.Val { return compareLabel(args, true) }))),
+		cel.Function(fnAtMost, cel.Overload("narrowd_at_most",
+			[]*cel.Type{cel.DynType, cel.StringType, cel.StringType}, cel.BoolType,
+			cel.FunctionBinding(func(args ...ref.Val) ref.Val { return compareLabel(args, false) }))),
+		cel.Function(fnConsequence, cel.Overload("narrowd_consequence_at_or_above",
+			[]*cel.Type{cel.DynType, cel.StringType}, cel.BoolType, cel.BinaryBinding(consequenceAtOrAbove))),
+		cel.Function(fnHasEvidence, cel.Overload("narrowd_has_evidence",
+			[]*cel.Type{cel.DynType, cel.StringType}, cel.BoolType,
+			cel.BinaryBinding(func(c, k ref.Val) ref.Val { return findEvidence(c, k, false) }))),
+		cel.Function(fnProven, cel.Overload("narrowd_proven",
+			[]*cel.Type{cel.DynType, cel.StringType}, cel.BoolType,
+			cel.BinaryBinding(func(c, k ref.Val) ref.Val { return findEvidence(c, k, true) }))),
+	}
+	// The helpers take their first argument as dyn, not as a map: the
+	// runtime type guard of a map parameter walks the whole map on every
+	// call, and each helper checks what it was given itself.
+	macros := make([]cel.Macro, 0, len(helperMacros))
+	for _, h := range helperMacros {
+		macros = append(macros, cel.GlobalVarArgMacro(h.name,
+			func(eh cel.MacroExprFactory, _ ast.Expr, args []ast.Expr) (ast.Expr, *cel.Error) {
+				if len(args) != h.args {
+					var id int64
+					if len(args) > 0 {
+						id = args[0].ID()
+					}
+					return nil, eh.NewError(id, fmt.Sprintf("%s takes %d argument(s), not %d", h.name, h.args, len(args)))
+				}
+				return eh.NewCall(h.fn, append([]ast.Expr{eh.NewIdent(varCall)}, args...)...), nil
+			}))
+	}
+	opts = append(opts, cel.Macros(macros...))
+	return cel.NewEnv(opts...)
+}
+
+// fields is what a lazily built CEL map knows how to answer.
+type fields interface {
+	// field returns the value of key, or false when the key is absent.
+	field(key string) (ref.Val, bool)
+	// keys lists the keys present, for iteration and equality.
+	keys() []string
+}
+
+// objMap is a CEL map backed by Go values. Field access, the only thing
+// rules do often, goes straight to fields.field; everything else (iterate,
+// compare, convert) builds an ordinary CEL map once and asks it.
+type objMap struct {
+	f    fields
+	full traits.Mapper
+}
+
+var (
+	_ traits.Mapper          = (*objMap)(nil)
+	_ interpreter.Activation = (*activation)(nil)
+)
+
+func (m *objMap) built() traits.Mapper {
+	if m.full == nil {
+		keys := m.f.keys()
+		vals := make(map[ref.Val]ref.Val, len(keys))
+		for _, k := range keys {
+			if v, ok := m.f.field(k); ok {
+				vals[types.String(k)] = v
+			}
+		}
+		m.full = types.NewRefValMap(types.DefaultTypeAdapter, vals)
+	}
+	return m.full
+}
+
+func (m *objMap) ConvertToNative(t reflect.Type) (any, error) { return m.built().ConvertToNative(t) }
+func (m *objMap) ConvertToType(t ref.Type) ref.Val            { return m.built().ConvertToType(t) }
+func (m *objMap) Equal(other ref.Val) ref.Val                 { return m.built().Equal(other) }
+func (m *objMap) Type() ref.Type                              { return types.MapType }
+func (m *objMap) Value() any                                  { return m.built().Value() }
+func (m *objMap) Iterator() traits.Iterator                   { return m.built().Iterator() }
+func (m *objMap) Size() ref.Val                               { return m.built().Size() }
+
+func (m *objMap) Find(key ref.Val) (ref.Val, bool) {
+	k, ok := key.(types.String)
+	if !ok {
+		return m.built().Find(key)
+	}
+	return m.f.field(string(k))
+}
+
+func (m *objMap) Contains(key ref.Val) ref.Val {
+	_, ok := m.Find(key)
+	return types.Bool(ok)
+}
+
+func (m *objMap) Get(key ref.Val) ref.Val {
+	if v, ok := m.Find(key); ok {
+		return v
+	}
+	return m.built().Get(key)
+}
+
+// labelField answers the label and fact keys of l.
+func labelField(l *Labels, key string) (ref.Val, bool) {
+	switch key {
+	case "mutation":
+		return types.String(l.Value(Mutation)), true
+	case "scope":
+		return types.String(l.Value(Scope)), true
+	case "reversibility":
+		return types.String(l.Value(Reversibility)), true
+	case "egress":
+		return types.String(l.Value(Egress)), true
+	case "financial":
+		return types.String(l.Value(Financial)), true
+	case "returns_class":
+		return types.String(l.Value(ReturnsClass)), true
+	case "open_world":
+		return types.Bool(l.Facts[OpenWorld]), true
+	case "configuration_object":
+		return types.Bool(l.Facts[ConfigurationObject]), true
+	case "pure_deletion":
+		return types.Bool(l.Facts[PureDeletion]), true
+	}
+	return nil, false
+}
+
+// callFields is `call`.
+type callFields struct {
+	in    *Input
+	call  *Call
+	lab   *Labels // narrowed; nil when unlabelled
+	input ref.Val
+}
+
+func (c *callFields) field(key string) (ref.Val, bool) {
+	switch key {
+	case keyAgent:
+		return types.String(c.call.Agent), true
+	case keyTool:
+		return types.String(c.call.Tool), true
+	case keyKey:
+		return types.String(c.in.Key), true
+	case keyCwd:
+		return types.String(c.call.Cwd), true
+	case keyLabelled:
+		return types.Bool(c.lab != nil), true
+	case keyUnlabelled:
+		return types.Bool(c.lab == nil), true
+	case keyRiskClass:
+		return types.String(RiskClass(c.lab, c.call.Tool)), true
+	case markReadsSensitive:
+		return types.Bool(readsSensitive(c.in.Evidence)), true
+	case keyInput:
+		if c.input == nil {
+			in := c.call.Input
+			if in == nil {
+				in = map[string]any{}
+			}
+			c.input = types.NewStringInterfaceMap(types.DefaultTypeAdapter, in)
+		}
+		return c.input, true
+	}
+	if c.lab == nil {
+		return nil, false
+	}
+	switch key {
+	case markReadsUntrusted, markExternalEffect, markDestructive, markMovesMoney:
+		return types.Bool(carries(c.lab, c.in.Evidence, key)), true
+	}
+	return labelField(c.lab, key)
+}
+
+func (c *callFields) keys() []string {
+	if c.lab == nil {
+		return callKeys
+	}
+	return append(append([]string(nil), callKeys...), labelKeys...)
+}
+
+// labelFields is `ceiling`: the labels and facts, or nothing when the tool
+// is unlabelled.
+type labelFields struct{ lab *Labels }
+
+func (c labelFields) field(key string) (ref.Val, bool) {
+	if c.lab == nil {
+		return nil, false
+	}
+	return labelField(c.lab, key)
+}
+
+func (c labelFields) keys() []string {
+	if c.lab == nil {
+		return nil
+	}
+	return labelKeys[:NumDims+NumFacts]
+}
+
+// sessionFields is `session`.
+type sessionFields struct{ s *Session }
+
+func (c sessionFields) field(key string) (ref.Val, bool) {
+	switch key {
+	case keyKnown:
+		return types.Bool(c.s.Known), true
+	case keyTools:
+		return types.NewStringList(types.DefaultTypeAdapter, c.s.Tools), true
+	}
+	return nil, false
+}
+
+func (c sessionFields) keys() []string { return sessionKeys }
+
+// activation resolves the four variables of a rule for one call. It is
+// built per Decide and used by one goroutine only.
+type activation struct {
+	in       *Input
+	call     objMap
+	callF    callFields
+	ceiling  objMap
+	session  objMap
+	evidence ref.Val
+}
+
+func newActivation(in *Input) *activation {
+	a := &activation{in: in}
+	c := in.Call
+	if c == nil {
+		c = &Call{}
+	}
+	var narrowed *Labels
+	if in.Ceiling != nil {
+		narrowed = in.Narrowed
+		if narrowed == nil {
+			narrowed = in.Ceiling
+		}
+	}
+	a.callF = callFields{in: in, call: c, lab: narrowed}
+	a.call.f = &a.callF
+	a.ceiling.f = labelFields{lab: in.Ceiling}
+	a.session.f = sessionFields{s: &in.Session}
+	return a
+}
+
+// ResolveName implements interpreter.Activation.
+func (a *activation) ResolveName(name string) (any, bool) {
+	switch name {
+	case varCall:
+		return &a.call, true
+	case varCeiling:
+		return &a.ceiling, true
+	case varSession:
+		return &a.session, true
+	case varEvidence:
+		if a.evidence == nil {
+			list := make([]ref.Val, len(a.in.Evidence))
+			for i, e := range a.in.Evidence {
+				list[i] = types.NewStringStringMap(types.DefaultTypeAdapter, map[string]string{
+					"kind": e.Kind, "strength": e.Strength.String(), "subject": e.Subject,
+					"detail": e.Detail, "effect": e.Effect,
+				})
+			}
+			a.evidence = types.NewRefValList(types.DefaultTypeAdapter, list)
+		}
+		return a.evidence, true
+	}
+	return nil, false
+}
+
+// Parent implements interpreter.Activation.
+func (a *activation) Parent() interpreter.Activation { return nil }
+
+// callOf returns the call behind the first argument of a hidden helper,
+// which the macros always set to the variable `call`.
+func callOf(v ref.Val) (*callFields, ref.Val) {
+	if m, ok := v.(*objMap); ok {
+		if c, ok := m.f.(*callFields); ok {
+			return c, nil
+		}
+	}
+	return nil, types.NewErr("helper used where call is not the call")
+}
+
+// compareLabel implements at_least (atLeast) and at_most on the narrowed
+// labels. An unlabelled call, an unknown label or an unknown value is an
+// evaluation error, so the rule does not match.
+func compareLabel(args []ref.Val, atLeast bool) ref.Val {
+	if len(args) != 3 {
+		return types.NewErr("want 2 arguments")
+	}
+	c, errv := callOf(args[0])
+	if errv != nil {
+		return errv
+	}
+	name, ok1 := args[1].(types.String)
+	value, ok2 := args[2].(types.String)
+	if !ok1 || !ok2 {
+		return types.NewErr("label and value must be strings")
+	}
+	d, err := ParseDim(string(name))
+	if err != nil {
+		return types.NewErr("%v", err)
+	}
+	v, err := d.Parse(string(value))
+	if err != nil {
+		return types.NewErr("%v", err)
+	}
+	if c.lab == nil {
+		return types.NewErr("unlabelled tool: %s is unknown", d)
+	}
+	if atLeast {
+		return types.Bool(c.lab.Levels[d] >= v)
+	}
+	return types.Bool(c.lab.Levels[d] <= v)
+}
+
+func consequenceAtOrAbove(cv, class ref.Val) ref.Val {
+	c, errv := callOf(cv)
+	if errv != nil {
+		return errv
+	}
+	s, ok := class.(types.String)
+	if !ok {
+		return types.NewErr("consequence class must be a string")
+	}
+	want, ok := parseConsequence(string(s))
+	if !ok {
+		return types.NewErr("unknown consequence class %q", string(s))
+	}
+	if c.lab == nil {
+		return types.NewErr("unlabelled tool: consequence is unknown")
+	}
+	return types.Bool(consequence(c.lab) >= want)
+}
+
+func findEvidence(cv, kind ref.Val, mayRelax bool) ref.Val {
+	c, errv := callOf(cv)
+	if errv != nil {
+		return errv
+	}
+	k, ok := kind.(types.String)
+	if !ok {
+		return types.NewErr("evidence kind must be a string")
+	}
+	for i := range c.in.Evidence {
+		e := &c.in.Evidence[i]
+		if e.Kind == string(k) && (!mayRelax || e.Strength.MayRelax()) {
+			return types.True
+		}
+	}
+	return types.False
+}
+
+// calledWith implements session.called_with(label): whether an earlier
+// call in the session carried the seed 003 label. An unknown session
+// answers true: unknown never counts as clean.
+func calledWith(sv, label ref.Val) ref.Val {
+	m, ok := sv.(*objMap)
+	var s sessionFields
+	if ok {
+		s, ok = m.f.(sessionFields)
+	}
+	if !ok {
+		return types.NewErr("called_with works only on session")
+	}
+	l, ok := label.(types.String)
+	if !ok || !isSessionMark(string(l)) {
+		return types.NewErr("unknown session label %v", label)
+	}
+	if !s.s.Known {
+		return types.True
+	}
+	return types.Bool(s.s.Called[string(l)])
+}
+
+// exprFacts is what the static walk of a checked `when` learns.
+type exprFacts struct {
+	// unlabelled reports that the rule mentions call.unlabelled or
+	// call.labelled, so it is evaluated for unlabelled calls too.
+	unlabelled bool
+	problems   []exprProblem
+}
+
+type exprProblem struct {
+	id  int64
+	msg string
+}
+
+// walkWhen checks a compiled `when` for names and values that can never
+// match (spec P3: unknown values are errors, never defaults) and finds
+// whether it mentions unlabelled.
+func walkWhen(e ast.Expr) exprFacts {
+	var f exprFacts
+	f.walk(e, nil)
+	return f
+}
+
+func (f *exprFacts) errorf(e ast.Expr, format string, args ...any) {
+	f.problems = append(f.problems, exprProblem{id: e.ID(), msg: fmt.Sprintf(format, args...)})
+}
+
+// varField returns the variable and field of `v.field` or `v["field"]`
+// when v is one of the profile variables and not shadowed.
+func varField(e ast.Expr, bound map[string]bool) (v, field string, ok bool) {
+	var operand ast.Expr
+	switch e.Kind() {
+	case ast.SelectKind:
+		s := e.AsSelect()
+		operand, field = s.Operand(), s.FieldName()
+	case ast.CallKind:
+		c := e.AsCall()
+		if c.FunctionName() != "_[_]" || len(c.Args()) != 2 {
+			return "", "", false
+		}
+		lit, ok := stringLit(c.Args()[1])
+		if !ok {
+			return "", "", false
+		}
+		operand, field = c.Args()[0], lit
+	default:
+		return "", "", false
+	}
+	if operand.Kind() != ast.IdentKind || bound[operand.AsIdent()] {
+		return "", "", false
+	}
+	return operand.AsIdent(), field, true
+}
+
+func stringLit(e ast.Expr) (string, bool) {
+	if e.Kind() != ast.LiteralKind {
+		return "", false
+	}
+	s, ok := e.AsLiteral().(types.String)
+	return string(s), ok
+}
+
+func (f *exprFacts) walk(e ast.Expr, bound map[string]bool) {
+	if v, field, ok := varField(e, bound); ok {
+		f.checkField(e, v, field)
+	}
+	switch e.Kind() {
+	case ast.SelectKind:
+		f.walk(e.AsSelect().Operand(), bound)
+	case ast.CallKind:
+		c := e.AsCall()
+		f.checkCall(e, c, bound)
+		if c.IsMemberFunction() {
+			f.walk(c.Target(), bound)
+		}
+		for _, a := range c.Args() {
+			f.walk(a, bound)
+		}
+	case ast.ListKind:
+		for _, el := range e.AsList().Elements() {
+			f.walk(el, bound)
+		}
+	case ast.MapKind:
+		for _, en := range e.AsMap().Entries() {
+			me := en.AsMapEntry()
+			f.walk(me.Key(), bound)
+			f.walk(me.Value(), bound)
+		}
+	case ast.StructKind:
+		for _, en := range e.AsStruct().Fields() {
+			f.walk(en.AsStructField().Value(), bound)
+		}
+	case ast.ComprehensionKind:
+		c := e.AsComprehension()
+		f.walk(c.IterRange(), bound)
+		inner := make(map[string]bool, len(bound)+3)
+		for k := range bound {
+			inner[k] = true
+		}
+		inner[c.IterVar()] = true
+		if c.HasIterVar2() {
+			inner[c.IterVar2()] = true
+		}
+		inner[c.AccuVar()] = true
+		f.walk(c.AccuInit(), bound)
+		f.walk(c.LoopCondition(), inner)
+		f.walk(c.LoopStep(), inner)
+		f.walk(c.Result(), inner)
+	}
+}
+
+func (f *exprFacts) checkField(e ast.Expr, v, field string) {
+	known := func(list []string) bool {
+		for _, k := range list {
+			if k == field {
+				return true
+			}
+		}
+		return false
+	}
+	switch v {
+	case varCall:
+		if field == keyUnlabelled || field == keyLabelled {
+			f.unlabelled = true
+		}
+		if !known(callKeys) && !known(labelKeys) {
+			f.errorf(e, "call has no field %q", field)
+		}
+	case varCeiling:
+		if !known(labelKeys[:NumDims+NumFacts]) {
+			f.errorf(e, "ceiling has no field %q (it holds the six labels and the facts)", field)
+		}
+	case varSession:
+		if !known(sessionKeys) {
+			f.errorf(e, "session has no field %q (want known or tools)", field)
+		}
+	}
+}
+
+// checkValue reports a string literal compared with a label or risk class
+// that can never be equal to it.
+func (f *exprFacts) checkValue(sel, lit ast.Expr, bound map[string]bool) {
+	v, field, ok := varField(sel, bound)
+	if !ok || (v != varCall && v != varCeiling) {
+		return
+	}
+	s, ok := stringLit(lit)
+	if !ok {
+		return
+	}
+	if field == keyRiskClass && v == varCall {
+		for _, c := range riskClasses {
+			if c == s {
+				return
+			}
+		}
+		f.errorf(lit, "unknown risk class %q", s)
+		return
+	}
+	d, err := ParseDim(field)
+	if err != nil {
+		return
+	}
+	if _, err := d.Parse(s); err != nil {
+		f.errorf(lit, "%v", err)
+	}
+}
+
+// isKebab reports whether s is a kebab-case identifier: lowercase letters
+// and digits in words joined by single hyphens.
+func isKebab(s string) bool {
+	if s == "" || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '-' && s[i-1] != '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (f *exprFacts) checkCall(e ast.Expr, c ast.CallExpr, bound map[string]bool) {
+	args := c.Args()
+	switch c.FunctionName() {
+	case "_==_", "_!=_":
+		if len(args) == 2 {
+			f.checkValue(args[0], args[1], bound)
+			f.checkValue(args[1], args[0], bound)
+		}
+	case "@in":
+		if len(args) == 2 && args[1].Kind() == ast.ListKind {
+			for _, el := range args[1].AsList().Elements() {
+				f.checkValue(args[0], el, bound)
+			}
+		}
+	case fnAtLeast, fnAtMost:
+		if len(args) != 3 {
+			return
+		}
+		name, ok := stringLit(args[1])
+		if !ok {
+			return
+		}
+		d, err := ParseDim(name)
+		if err != nil {
+			f.errorf(args[1], "%v", err)
+			return
+		}
+		if val, ok := stringLit(args[2]); ok {
+			if _, err := d.Parse(val); err != nil {
+				f.errorf(args[2], "%v", err)
+			}
+		}
+	case fnConsequence:
+		if len(args) == 2 {
+			if s, ok := stringLit(args[1]); ok {
+				if _, ok := parseConsequence(s); !ok {
+					f.errorf(args[1], "unknown consequence class %q (want reversible, compensatable, forward_recoverable or irreversible)", s)
+				}
+			}
+		}
+	case fnHasEvidence, fnProven:
+		if len(args) == 2 {
+			if s, ok := stringLit(args[1]); ok && !isKebab(s) {
+				f.errorf(args[1], "evidence kind %q is not kebab-case, so no evidence can have it", s)
+			}
+		}
+	case fnCalledWith:
+		if len(args) == 1 {
+			if s, ok := stringLit(args[0]); ok && !isSessionMark(s) {
+				f.errorf(args[0], "unknown session label %q (want reads_untrusted, external_effect, destructive, moves_money or reads_sensitive)", s)
+			}
+		}
+	}
+}
