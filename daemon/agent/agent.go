@@ -129,6 +129,17 @@ func detect(obj fields) (string, error) {
 // returns the call it describes. It reads at most [MaxPayload]+1 bytes.
 // On any error the returned Call is the zero value.
 func Decode(agent string, r io.Reader) (rules.Call, error) {
+	return DecodeEvent(agent, "", r)
+}
+
+// DecodeEvent is [Decode] for a hook whose configured event is known, such
+// as from the hook command line. Copilot's camelCase payloads name no
+// event, and its permissionRequest payload cannot be told from a
+// preToolUse one by its fields, so for them event decides; a reply
+// encoded for the wrong one of the two might not block. Where the payload
+// names its event, it must be event, or Decode fails with ErrMalformed.
+// An empty event is the same as Decode.
+func DecodeEvent(agent, event string, r io.Reader) (rules.Call, error) {
 	dec, ok := decoderFor(agent)
 	if !ok {
 		return rules.Call{}, fmt.Errorf("%w %q (want one of %s)", ErrUnknownAgent, agent, strings.Join(Names(), ", "))
@@ -147,15 +158,18 @@ func Decode(agent string, r io.Reader) (rules.Call, error) {
 	if from, err := detect(obj); err == nil && from != agent {
 		return rules.Call{}, fmt.Errorf("%s: %w: it has %s's shape", agent, ErrAgentMismatch, from)
 	}
-	call, err := dec(obj)
+	call, err := dec(obj, event)
 	if err != nil {
 		return rules.Call{}, fmt.Errorf("%s: %w", agent, err)
+	}
+	if event != "" && call.Event != event {
+		return rules.Call{}, fmt.Errorf("%s: %w: payload is for %q, hook is configured for %q", agent, ErrMalformed, call.Event, event)
 	}
 	call.Agent = agent
 	return call, nil
 }
 
-func decoderFor(agent string) (func(fields) (rules.Call, error), bool) {
+func decoderFor(agent string) (func(f fields, event string) (rules.Call, error), bool) {
 	switch agent {
 	case Claude:
 		return decodeClaude, true

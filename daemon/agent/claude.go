@@ -50,7 +50,7 @@ func claudePhase(event string) (rules.Phase, bool) {
 	return "", false
 }
 
-func decodeClaude(f fields) (rules.Call, error) {
+func decodeClaude(f fields, _ string) (rules.Call, error) {
 	return decodeSnake(f, claudePhase, claudeKeys)
 }
 

@@ -38,7 +38,7 @@ func codexPhase(event string) (rules.Phase, bool) {
 	return "", false
 }
 
-func decodeCodex(f fields) (rules.Call, error) {
+func decodeCodex(f fields, _ string) (rules.Call, error) {
 	return decodeSnake(f, codexPhase, claudeKeys)
 }
 

@@ -14,9 +14,10 @@ import (
 //     toolArgs (an object in 1.0.102, a JSON string in the docs: both are
 //     read), toolResult after the call, error after a failure. There is NO
 //     event name, so the event is inferred: toolResult → postToolUse,
-//     error → postToolUseFailure, else preToolUse. A camelCase
-//     permissionRequest payload cannot be told from a preToolUse one;
-//     configure narrowd's permission hook as PascalCase PermissionRequest.
+//     error → postToolUseFailure, else preToolUse, unless the caller
+//     passes the configured event to DecodeEvent. A camelCase
+//     permissionRequest payload cannot be told from a preToolUse one, so
+//     the hook command for it must say which event it is.
 //   - PascalCase (PreToolUse, …), "VS Code compatible": hook_event_name,
 //     session_id, ISO timestamp, cwd, tool_name, tool_input, tool_result.
 //
@@ -59,7 +60,7 @@ func copilotCamelPhase(event string) (rules.Phase, bool) {
 	return "", false
 }
 
-func decodeCopilot(f fields) (rules.Call, error) {
+func decodeCopilot(f fields, configured string) (rules.Call, error) {
 	if _, ok := f["hook_event_name"]; ok {
 		if _, camel := f.first("toolName", "toolArgs"); !camel {
 			return decodeSnake(f, copilotPascalPhase, snakeKeys{
@@ -76,6 +77,9 @@ func decodeCopilot(f fields) (rules.Call, error) {
 		if err != nil {
 			return rules.Call{}, err
 		}
+	}
+	if event == "" {
+		event = configured
 	}
 	if event == "" {
 		switch {

@@ -37,7 +37,7 @@ func cursorPhase(event string) (rules.Phase, bool) {
 	return "", false
 }
 
-func decodeCursor(f fields) (rules.Call, error) {
+func decodeCursor(f fields, _ string) (rules.Call, error) {
 	event, err := f.required("hook_event_name")
 	if err != nil {
 		return rules.Call{}, err

@@ -274,3 +274,32 @@ func TestDecodeInputs(t *testing.T) {
 		})
 	}
 }
+
+func TestDecodeEvent(t *testing.T) {
+	t.Parallel()
+	camel := `{"sessionId":"s","timestamp":1,"cwd":"/p","toolName":"bash","toolArgs":{"command":"ls"}}`
+	for _, tc := range []struct {
+		name, agent, event, payload string
+		phase                       rules.Phase
+		want                        error
+	}{
+		{"copilot-camel-inferred", Copilot, "", camel, rules.PreTool, nil},
+		{"copilot-camel-permission", Copilot, "permissionRequest", camel, rules.PermissionAsk, nil},
+		{"copilot-camel-pre", Copilot, "preToolUse", camel, rules.PreTool, nil},
+		{"copilot-camel-unsupported", Copilot, "sessionStart", camel, "", ErrUnsupportedEvent},
+		{"claude-matching", Claude, "PreToolUse", payloadFor(Claude), rules.PreTool, nil},
+		{"claude-other-event", Claude, "PermissionRequest", payloadFor(Claude), "", ErrMalformed},
+		{"cursor-other-event", Cursor, "beforeShellExecution", payloadFor(Cursor), "", ErrMalformed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			call, err := DecodeEvent(tc.agent, tc.event, strings.NewReader(tc.payload))
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if call.Phase != tc.phase {
+				t.Errorf("phase = %q, want %q", call.Phase, tc.phase)
+			}
+		})
+	}
+}

@@ -32,7 +32,7 @@ func isGeminiEvent(event string) bool {
 	return false
 }
 
-func decodeGemini(f fields) (rules.Call, error) {
+func decodeGemini(f fields, _ string) (rules.Call, error) {
 	event, err := f.required("hook_event_name")
 	if err != nil {
 		return rules.Call{}, err
