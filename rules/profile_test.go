@@ -439,24 +439,30 @@ func TestBuiltinDecisions(t *testing.T) {
 			want{"ask no-match", "allow write-workspace-file", "ask no-match"}},
 		{"write-unproven-path", profInput("Write", profWriteFile), nil,
 			want{"ask no-match", "ask no-match", "ask no-match"}},
-		{"write-labelled-pure-deletion", profInput("rm", profRmFile, inside), nil,
-			want{"deny no-deletion", "ask no-match", "ask no-match"}},
+		{"shell-write-is-pure-deletion", profInput("Bash", profRmFile, inside), nil,
+			want{"ask no-match", "ask no-match", "ask no-match"}},
+		{"delete-message", profInput("delete_message", "delete single_record reversible_with_effort internal none first_party_structured +pure_deletion"), nil,
+			want{"ask no-match", "ask no-match", "ask no-match"}},
+		{"delete-messages-bulk", profInput("delete_messages", "delete bulk reversible_with_effort internal none first_party_structured +pure_deletion"), nil,
+			want{"deny no-bulk-deletion", "ask no-match", "ask no-match"}},
+		{"subagent", profInput("Task", "read single_record reversible none indirect third_party_content"), nil,
+			want{"ask no-match", "allow read-workspace", "ask no-match"}},
 		{"run-tests", profInput("Bash", profTestsRun, runs, inside), nil,
 			want{"ask no-match", "sandbox run-repo-code", "ask no-match"}},
 		{"shell-ceiling-clean", profInput("Bash", profShellCeil), nil,
 			want{"ask no-match", "ask no-match", "ask no-match"}},
 		{"shell-ceiling-tainted", profInput("Bash", profShellCeil), &tainted,
-			want{"deny no-send-after-read", "ask no-send-after-read", "deny no-send-after-read"}},
+			want{"ask no-send-after-read", "ask no-send-after-read", "deny no-send-after-read"}},
 		{"shell-ceiling-unknown-session", profInput("Bash", profShellCeil), &Session{},
-			want{"deny no-send-after-read", "ask no-send-after-read", "deny no-send-after-read"}},
+			want{"ask no-send-after-read", "ask no-send-after-read", "deny no-send-after-read"}},
 		{"fetch-clean", profInput("WebFetch", profFetch), nil,
 			want{"ask no-match", "ask no-match", "ask no-match"}},
 		{"send-mail-tainted", profInput("send_email", profSendMail), &tainted,
-			want{"deny no-send-after-read", "ask no-send-after-read", "deny no-send-after-read"}},
+			want{"ask no-send-after-read", "ask no-send-after-read", "deny no-send-after-read"}},
 		{"refund", profInput("create_refund", profRefund), nil,
 			want{"deny moves-money", "deny moves-money", "deny moves-money"}},
 		{"drop-repository", profInput("delete_repository", profDropRepo), nil,
-			want{"deny no-deletion", "deny account-wide-deletion", "deny account-wide-deletion"}},
+			want{"deny no-bulk-deletion", "deny account-wide-deletion", "deny account-wide-deletion"}},
 		{"drop-policy", profInput("drop_policy", profDropPolicy), nil,
 			want{"deny irreversible-account-wide", "ask no-match", "ask configuration-object"}},
 		{"change-org", profInput("update_org", profChangeOrg), nil,
@@ -488,6 +494,36 @@ func TestBuiltinDecisions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBuiltinsAtCatalogCeilings runs every built-in tool of the catalog at
+// its ceiling (no evidence, clean session) through every built-in profile:
+// a domain ceiling (open_world) is asked about, never allowed or refused,
+// so a shell command narrowd cannot prove reaches a person.
+func TestBuiltinsAtCatalogCeilings(t *testing.T) {
+	t.Parallel()
+	cat, err := DefaultCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range BuiltinProfileNames() {
+		p, err := BuiltinProfile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range cat.Entries() {
+			in := Input{
+				Call:    &Call{Agent: e.Agent, Tool: e.Key, Phase: PreTool},
+				Key:     e.Key,
+				Ceiling: &e.Labels,
+				Session: Session{Known: true},
+			}
+			d := p.Decide(in)
+			if e.Labels.Facts[OpenWorld] && d.Outcome != Ask {
+				t.Errorf("%s: %s at its ceiling: %+v, want ask", name, e.Key, d)
+			}
+		}
 	}
 }
 
