@@ -449,134 +449,107 @@ func parseObject(b []byte) (fields, error) {
 	if !utf8.Valid(b) {
 		return nil, fmt.Errorf("%w: not valid UTF-8", ErrMalformed)
 	}
-	if err := checkEscapes(b); err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	tok, err := dec.Token()
-	if err != nil {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	if tok != json.Delim('{') {
-		return nil, fmt.Errorf("%w: want a JSON object", ErrMalformed)
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: want a JSON object, not %s", ErrMalformed, kind(v))
 	}
-	obj, err := readObject(dec, 1)
-	if err != nil {
+	if err := checkStrict(b); err != nil {
 		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: data after the JSON object", ErrMalformed)
 	}
 	return obj, nil
 }
 
-func readObject(dec *json.Decoder, depth int) (map[string]any, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("%w: nested deeper than %d", ErrMalformed, maxDepth)
+// checkStrict walks JSON that encoding/json has already accepted and
+// rejects what it lets through: duplicate object keys (the last one wins
+// in Go but not in every agent's parser), nesting deeper than maxDepth,
+// \u0000 (a NUL in a string) and unpaired UTF-16 surrogate escapes, which
+// encoding/json silently turns into U+FFFD, so narrowd would judge a
+// different string than the agent runs.
+func checkStrict(b []byte) error {
+	type frame struct {
+		object, wantKey bool
+		keys            map[string]struct{}
 	}
-	obj := make(map[string]any)
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-		}
-		if tok == json.Delim('}') {
-			return obj, nil
-		}
-		k, ok := tok.(string)
-		if !ok {
-			return nil, fmt.Errorf("%w: object key is not a string", ErrMalformed)
-		}
-		if _, dup := obj[k]; dup {
-			return nil, fmt.Errorf("%w: duplicate key %q", ErrMalformed, k)
-		}
-		v, err := readValue(dec, depth)
-		if err != nil {
-			return nil, err
-		}
-		obj[k] = v
-	}
-}
-
-func readValue(dec *json.Decoder, depth int) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	switch tok {
-	case json.Delim('{'):
-		return readObject(dec, depth+1)
-	case json.Delim('['):
-		if depth+1 > maxDepth {
-			return nil, fmt.Errorf("%w: nested deeper than %d", ErrMalformed, maxDepth)
-		}
-		arr := []any{}
-		for dec.More() {
-			v, err := readValue(dec, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, v)
-		}
-		if _, err := dec.Token(); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-		}
-		return arr, nil
-	case json.Delim('}'), json.Delim(']'):
-		return nil, fmt.Errorf("%w: unexpected %v", ErrMalformed, tok)
-	}
-	return tok, nil
-}
-
-// checkEscapes rejects \u0000 and unpaired UTF-16 surrogate escapes inside
-// JSON strings. encoding/json would turn the first into a NUL byte and
-// the second silently into U+FFFD, so narrowd would judge a different
-// string than the agent runs. Raw control bytes in strings are left to the
-// JSON decoder, which rejects them.
-func checkEscapes(b []byte) error {
-	inString := false
+	var stack []frame
 	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if !inString {
-			if c == '"' {
-				inString = true
+		switch b[i] {
+		case '{', '[':
+			if len(stack) == maxDepth {
+				return fmt.Errorf("%w: nested deeper than %d", ErrMalformed, maxDepth)
 			}
-			continue
-		}
-		switch c {
+			stack = append(stack, frame{object: b[i] == '{', wantKey: b[i] == '{'})
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+		case ',':
+			if top := len(stack) - 1; stack[top].object {
+				stack[top].wantKey = true
+			}
 		case '"':
-			inString = false
-		case '\\':
-			if i+1 >= len(b) {
-				return nil // the decoder reports the truncation
+			end, escaped, err := scanString(b, i)
+			if err != nil {
+				return err
 			}
+			if top := len(stack) - 1; top >= 0 && stack[top].wantKey {
+				f := &stack[top]
+				f.wantKey = false
+				k := string(b[i+1 : end])
+				if escaped {
+					if err := json.Unmarshal(b[i:end+1], &k); err != nil {
+						return fmt.Errorf("%w: %v", ErrMalformed, err)
+					}
+				}
+				if f.keys == nil {
+					f.keys = make(map[string]struct{})
+				}
+				if _, dup := f.keys[k]; dup {
+					return fmt.Errorf("%w: duplicate key %q", ErrMalformed, k)
+				}
+				f.keys[k] = struct{}{}
+			}
+			i = end
+		}
+	}
+	return nil
+}
+
+// scanString returns the index of the quote closing the JSON string that
+// opens at b[at], whether it holds escapes, and an error for a NUL or an
+// unpaired surrogate escape. b is valid JSON.
+func scanString(b []byte, at int) (end int, escaped bool, err error) {
+	for i := at + 1; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			return i, escaped, nil
+		case '\\':
+			escaped = true
 			i++
 			if b[i] != 'u' {
 				continue
 			}
-			r, ok := hex4(b, i+1)
-			if !ok {
-				continue // the decoder reports the bad escape
-			}
+			r, _ := hex4(b, i+1)
 			i += 4
 			switch {
 			case r == 0:
-				return fmt.Errorf("%w: NUL character in a string", ErrMalformed)
+				return 0, false, fmt.Errorf("%w: NUL character in a string", ErrMalformed)
 			case r >= 0xDC00 && r <= 0xDFFF:
-				return fmt.Errorf("%w: unpaired surrogate escape in a string", ErrMalformed)
+				return 0, false, fmt.Errorf("%w: unpaired surrogate escape in a string", ErrMalformed)
 			case r >= 0xD800 && r <= 0xDBFF:
-				if i+2 >= len(b) || b[i+1] != '\\' || b[i+2] != 'u' {
-					return fmt.Errorf("%w: unpaired surrogate escape in a string", ErrMalformed)
+				lo, ok := rune(0), false
+				if i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+					lo, ok = hex4(b, i+3)
 				}
-				lo, ok := hex4(b, i+3)
 				if !ok || lo < 0xDC00 || lo > 0xDFFF {
-					return fmt.Errorf("%w: unpaired surrogate escape in a string", ErrMalformed)
+					return 0, false, fmt.Errorf("%w: unpaired surrogate escape in a string", ErrMalformed)
 				}
 				i += 6
 			}
 		}
 	}
-	return nil
+	return 0, false, fmt.Errorf("%w: unterminated string", ErrMalformed)
 }
 
 func hex4(b []byte, at int) (rune, bool) {

@@ -121,6 +121,8 @@ func TestDecodeBad(t *testing.T) {
 			{"lone-low-surrogate", payload(agent, `"Bash"`, `"ls \udc00x"`), ErrMalformed},
 			{"reversed-surrogates", payload(agent, `"Bash"`, `"\udc00\ud800"`), ErrMalformed},
 			{"duplicate-key", strings.Replace(payload(agent, `"Bash"`, `"ls"`), `{"command":"ls"}`, `{"command":"ls","command":"rm -rf /"}`, 1), ErrMalformed},
+			{"duplicate-key-escaped", strings.Replace(payload(agent, `"Bash"`, `"ls"`), `{"command":"ls"}`, `{"command":"ls","comm\u0061nd":"rm -rf /"}`, 1), ErrMalformed},
+			{"duplicate-top-level-key", strings.Replace(payload(agent, `"Bash"`, `"ls"`), `{`, `{"cwd":"/elsewhere",`, 1), ErrMalformed},
 			{"missing-tool", payload(agent, `null`, `"ls"`), ErrMalformed},
 			{"empty-tool", payload(agent, `""`, `"ls"`), ErrMalformed},
 			{"numeric-tool", payload(agent, `1`, `"ls"`), ErrMalformed},
@@ -299,6 +301,40 @@ func TestDecodeEvent(t *testing.T) {
 			}
 			if call.Phase != tc.phase {
 				t.Errorf("phase = %q, want %q", call.Phase, tc.phase)
+			}
+		})
+	}
+}
+
+func TestParseObject(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, in string
+		ok       bool
+	}{
+		{"same-key-in-sibling-objects", `{"a":[{"k":1},{"k":2}],"b":{"k":3}}`, true},
+		{"same-key-at-two-depths", `{"k":{"k":{"k":1}}}`, true},
+		{"key-equal-to-a-value", `{"a":"b","b":"a"}`, true},
+		{"escaped-quote-in-key", `{"a\"b":1,"a\"c":2}`, true},
+		{"duplicate-after-nested", `{"a":{"x":[1,{"y":2}]},"a":1}`, false},
+		{"duplicate-in-array-object", `{"a":[{"k":1,"k":2}]}`, false},
+		{"surrogate-pair", `{"a":"\ud83d\ude00"}`, true},
+		{"high-then-high", `{"a":"\ud83d\ud83d"}`, false},
+		{"high-at-end", `{"a":"x\ud83d"}`, false},
+		{"max-depth", `{"a":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`, true},
+		{"too-deep", `{"a":` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + `}`, false},
+		{"trailing-garbage", `{} x`, false},
+		{"whitespace-around", " \n{}\t ", true},
+		{"null", `null`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := parseObject([]byte(tc.in))
+			if (err == nil) != tc.ok {
+				t.Errorf("parseObject(%s) err = %v, want ok=%v", tc.in, err, tc.ok)
+			}
+			if err != nil && !errors.Is(err, ErrMalformed) {
+				t.Errorf("err = %v, want ErrMalformed", err)
 			}
 		})
 	}
