@@ -346,6 +346,16 @@ func (r *run) operand(s *spec, sl slot, w Word, recursive bool, retarget optAcce
 			return
 		}
 		r.addPath(r.resolve(w), sl.access, recursive)
+	case slotState:
+		switch sl.access {
+		case Read:
+		case Create:
+			r.mut = max(r.mut, lvlCreate)
+		case Update:
+			r.mut = max(r.mut, lvlUpdate)
+		default:
+			r.mut = max(r.mut, lvlDelete)
+		}
 	case slotScript:
 		r.wrapper = s.Wrapper
 		if r.wrapper == "" {
@@ -447,6 +457,7 @@ func (r *run) parse(s *spec, args []Word) parsed {
 	}
 	hasSub := len(s.Sub) > 0
 	done := fam == famNone
+	replaced := false
 	for i := 0; i < len(args); i++ {
 		w := args[i]
 		a := w.Value
@@ -505,12 +516,25 @@ func (r *run) parse(s *spec, args []Word) parsed {
 		i += consumed
 		for _, h := range hs {
 			if e := h.def.eff; e != nil && e.hasArgs && !h.negated {
-				p.slots = e.Args
+				// Several flags may each replace the slots: the worst
+				// reading wins, whatever their order.
+				if !replaced || slotsSeverity(e.Args) >= slotsSeverity(p.slots) {
+					p.slots = e.Args
+					replaced = true
+				}
 			}
 		}
 		p.hits = append(p.hits, hs...)
 	}
 	return p
+}
+
+func slotsSeverity(slots []slot) int {
+	worst := 0
+	for _, sl := range slots {
+		worst = max(worst, sl.severity())
+	}
+	return worst
 }
 
 // isAssignment reports NAME=VALUE with a shell variable name.

@@ -324,6 +324,10 @@ const (
 	// slotScript is shell text; with a * or + it is the rest of the words
 	// joined by spaces (eval, watch).
 	slotScript
+	// slotState names state that is not a local path (a branch, a
+	// package, a container, a process) and is changed with the slot's
+	// access: its presence raises the mutation.
+	slotState
 )
 
 // slot is the text form of one operand position: "read", "overwrite",
@@ -360,6 +364,12 @@ func (s *slot) UnmarshalText(b []byte) error {
 		}
 	case t == "script":
 		s.kind = slotScript
+	case strings.HasPrefix(t, "state-"):
+		a, ok := accessByName(strings.TrimPrefix(t, "state-"))
+		if !ok || a == Exec {
+			return fmt.Errorf("unknown slot %q", b)
+		}
+		s.kind, s.access = slotState, a
 	case strings.HasPrefix(t, "remote-"):
 		a, ok := accessByName(strings.TrimPrefix(t, "remote-"))
 		if !ok || a == Exec {
@@ -374,6 +384,18 @@ func (s *slot) UnmarshalText(b []byte) error {
 		s.kind, s.access = slotPath, a
 	}
 	return nil
+}
+
+// severity orders slots by the worst they can do, for choosing among
+// flags that each replace the operand slots (git branch -r -d).
+func (s slot) severity() int {
+	switch s.kind {
+	case slotCmd, slotScript:
+		return 10
+	case slotPath, slotRemote, slotState:
+		return 1 + int(s.access)
+	}
+	return 0
 }
 
 // takesRest reports whether the slot swallows every remaining word and so
