@@ -43,11 +43,14 @@ func installCommand(e env, args []string, undo bool) error {
 	var f installFlags
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	fs.Usage = func() { fmt.Fprint(e.stderr, installUsage) }
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, installUsage+"\nflags:\n")
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&f.project, "project", "", "edit the project's settings under `DIR`")
 	fs.BoolVar(&f.user, "user", false, "edit the user's settings (the default)")
 	fs.StringVar(&f.http, "http", "", "claude only: an http hook to the daemon at loopback `ADDR` (host:port)")
-	fs.StringVar(&f.binary, "binary", "", "the narrowd binary the hook runs (default: this one)")
+	fs.StringVar(&f.binary, "binary", "", "the narrowd `PATH` the hooks and the unit run (default: this executable)")
 	fs.StringVar(&f.dir, "dir", "", "systemd user unit `DIR` (default: $XDG_CONFIG_HOME/systemd/user)")
 	fs.BoolVar(&f.socket, "socket", false, "systemd: also install narrowd.socket for socket activation")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print what would change and write nothing")
@@ -149,7 +152,7 @@ func agentHints(a install.Agent, f installFlags) []string {
 	var hints []string
 	switch {
 	case a == install.Claude && f.http != "":
-		hints = append(hints, "Claude Code now blocks every tool call while no daemon answers on "+f.http+": keep `narrowd serve` running")
+		hints = append(hints, "Claude Code now blocks every tool call while nothing answers on "+f.http+": keep `narrowd serve --http "+f.http+"` running (or set http in its config file)")
 	case a == install.Codex:
 		hints = append(hints, "Codex runs new or changed hooks only after you trust them: review them with /hooks in codex")
 	case a == install.Gemini && f.project != "":
@@ -276,5 +279,8 @@ func binaryPath(e env, flagValue string) (string, error) {
 func warnMissing(e env, binary string) {
 	if fi, err := os.Stat(binary); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 		fmt.Fprintf(e.stderr, "narrowd: warning: %s is not an executable file; every hook call fails until it is\n", binary)
+	}
+	if strings.Contains(binary, string(filepath.Separator)+"go-build") {
+		fmt.Fprintf(e.stderr, "narrowd: warning: %s is a temporary `go run` build; install narrowd and pass --binary\n", binary)
 	}
 }

@@ -152,8 +152,9 @@ func ours(h *object, wantCmd string) bool {
 	for _, k := range []string{"command", "bash"} {
 		if c, ok := h.str(k); ok {
 			c = strings.TrimSpace(c)
-			if c == wantCmd || strings.Contains(c, "narrowd") &&
-				(strings.Contains(c, " hook ") || strings.HasSuffix(c, " hook")) {
+			exact := c != "" && c == wantCmd
+			runsHook := strings.Contains(c, " hook ") || strings.HasSuffix(c, " hook")
+			if exact || strings.Contains(c, "narrowd") && runsHook {
 				return true
 			}
 		}

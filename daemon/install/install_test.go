@@ -683,3 +683,38 @@ func TestJSONTreeRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+func TestOurs(t *testing.T) {
+	want := HookCommand(testBinary, Claude)
+	tests := []struct {
+		name    string
+		handler string
+		wantCmd string
+		ours    bool
+	}{
+		{"exact", `{"command": "` + want + `"}`, want, true},
+		{"other-path", `{"command": "/usr/bin/narrowd hook claude"}`, want, true},
+		{"quoted-path", `{"command": "'/my tools/narrowd' hook codex"}`, "", true},
+		{"copilot-bash", `{"bash": "narrowd hook copilot"}`, "", true},
+		{"bare-hook", `{"command": "narrowd hook"}`, "", true},
+		{"http", `{"type": "http", "url": "http://127.0.0.1:1/hook/claude"}`, "", true},
+		{"renamed-binary-exact", `{"command": "/opt/guard hook claude"}`, "/opt/guard hook claude", true},
+		{"other-tool", `{"command": "/usr/local/bin/other-guard check"}`, want, false},
+		{"narrowd-not-hook", `{"command": "narrowd check --jsonl"}`, want, false},
+		{"hook-not-narrowd", `{"command": "guard hook claude"}`, want, false},
+		{"empty-command", `{"command": ""}`, "", false},
+		{"other-url", `{"type": "http", "url": "http://127.0.0.1:1/hooks/pre-tool-use"}`, "", false},
+		{"command-not-string", `{"command": ["narrowd", "hook"]}`, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := decodeTree([]byte(tt.handler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ours(v.(*object), tt.wantCmd); got != tt.ours {
+				t.Errorf("ours = %v, want %v", got, tt.ours)
+			}
+		})
+	}
+}
