@@ -12,8 +12,11 @@
 //
 // Decode is strict: the input is bounded by [MaxPayload], must be valid
 // UTF-8, one JSON object without duplicate keys, without NUL characters
-// and without unpaired surrogate escapes. The agent-facing reason in a
-// reply is always separate from internal error text.
+// and without unpaired surrogate escapes, and must not carry another
+// agent's marks ([ErrAgentMismatch]; [Detect] then names the sender). A
+// payload that does not decode gets [Fail], which blocks. The
+// agent-facing reason in a reply is always separate from internal error
+// text.
 //
 // It never holds policy, opens a socket or reads the environment. Its API
 // is not stable.
