@@ -183,12 +183,8 @@ func edit(cfg Config, change func(path string, root *object) (keep bool, err err
 	if cfg.DryRun {
 		return res, nil
 	}
-	now := time.Now
-	if cfg.Now != nil {
-		now = cfg.Now
-	}
 	if before != nil {
-		if res.Backup, err = backup(real, before, mode, now()); err != nil {
+		if res.Backup, err = backup(real, before, mode, now(cfg.Now)); err != nil {
 			return res, err
 		}
 	}
