@@ -1,0 +1,469 @@
+package parse
+
+import (
+	"path"
+	"slices"
+	"strings"
+)
+
+// maxDepth bounds how deep wrappers and nested scripts are followed
+// (sudo env sh -c 'eval …' …). Deeper nesting keeps the ceiling.
+const maxDepth = 16
+
+// Reasons found while analyzing.
+const (
+	whyDeep          = "nesting too deep"
+	whyFunctionCall  = "function call"
+	whyDynamicName   = "dynamic command name"
+	whyScriptSyntax  = "script does not parse"
+	whyDirUnknown    = "unknown working directory"
+	envRunsCodeStart = "environment variable "
+	envRunsCodeEnd   = " can run code"
+)
+
+// Analyze finds every program src would run and classifies each with k:
+// it parses src, unwraps wrappers (sudo, env, xargs, …) and nested
+// scripts (sh -c, eval, …) as k describes them, and lists every construct
+// whose effect is only known at run time as [Unproven]. Text that does
+// not parse gives an Analysis with Err set. Text with no commands (empty,
+// blank or comments only) gives an empty Analysis, which is proven.
+func Analyze(src string, k *Knowledge) *Analysis {
+	a := &Analysis{}
+	s, err := Parse(src)
+	if err != nil {
+		a.Err = err
+		return a
+	}
+	z := analyzer{k: k, a: a}
+	z.script(s, frame{})
+	return a
+}
+
+// analyzer carries one Analyze call's state.
+type analyzer struct {
+	k *Knowledge
+	a *Analysis
+	// funcs names every function defined by the text or a script it
+	// runs in the same shell.
+	funcs []string
+	// dirLost is set once eval changed directory: where later commands
+	// run is unknown.
+	dirLost bool
+}
+
+// frame is what the wrappers around a command add to it.
+type frame struct {
+	depth      int
+	wrappers   []string
+	privileged bool
+	// dir is where the command runs, relative to where the text Analyze
+	// was given starts.
+	dir dirState
+}
+
+func (z *analyzer) unproven(p Pos, why string) {
+	for _, u := range z.a.Unproven {
+		if u.Pos == p && u.Why == why {
+			return
+		}
+	}
+	z.a.Unproven = append(z.a.Unproven, Unproven{Pos: p, Why: why})
+}
+
+func (z *analyzer) script(s *Script, fr frame) {
+	z.funcs = append(z.funcs, s.Functions...)
+	for _, u := range s.Unproven {
+		z.unproven(u.Pos, u.Why)
+	}
+	for i := range s.Commands {
+		z.command(&s.Commands[i], fr)
+	}
+}
+
+func (z *analyzer) command(c *Command, fr frame) {
+	fr.dir = composeDirs(fr.dir, dirState{dirs: c.Dirs, unknown: c.DirUnknown || z.dirLost})
+	for _, as := range c.Env {
+		if EnvRunsCode(as.Name) {
+			z.unproven(as.Pos, envRunsCodeStart+as.Name+envRunsCodeEnd)
+		}
+	}
+	var paths []PathArg
+	net := NoNet
+	for _, r := range c.Redirs {
+		if !r.Target.Literal && r.Op != "<<" && r.Op != "<<-" && r.Op != "<<<" {
+			z.unproven(r.Target.Pos, r.Target.Why)
+		}
+		if !r.Path {
+			continue
+		}
+		paths = append(paths, PathArg{Word: r.Target, Access: r.Access})
+		if r.Target.Literal && (strings.HasPrefix(r.Target.Value, "/dev/tcp/") || strings.HasPrefix(r.Target.Value, "/dev/udp/")) {
+			net = Internet
+		}
+	}
+	if len(c.Argv) == 0 {
+		if len(paths) == 0 {
+			return
+		}
+		p := Program{
+			Name:       "redirect",
+			Pos:        c.Pos,
+			Known:      true,
+			Rule:       "redirect",
+			Mutation:   "read",
+			Financial:  "none",
+			Net:        net,
+			Wrappers:   fr.wrappers,
+			Privileged: fr.privileged,
+		}
+		addPaths(&p, paths)
+		z.add(p, fr)
+		return
+	}
+	if name := c.Argv[0]; name.Literal && slices.Contains(z.funcs, name.Value) {
+		z.unproven(name.Pos, whyFunctionCall)
+	}
+	if c.Decl {
+		z.decl(c, fr, paths, net)
+		return
+	}
+	z.argv(c.Argv, c.Pos, fr, paths, net)
+}
+
+// decl judges a declaration builtin itself: its assignments were judged
+// with the command's Env; what is left are its options.
+func (z *analyzer) decl(c *Command, fr frame, paths []PathArg, net Net) {
+	name := c.Argv[0].Value
+	p := Program{
+		Name:       name,
+		Argv:       c.Argv,
+		Pos:        c.Pos,
+		Known:      true,
+		Rule:       name,
+		Mutation:   "read",
+		Financial:  "none",
+		Net:        net,
+		Wrappers:   fr.wrappers,
+		Privileged: fr.privileged,
+	}
+	opts := "aAfFgilnprtuxI" // declare, typeset, local
+	switch name {
+	case "export":
+		opts = "fnp"
+	case "readonly":
+		opts = "aAfp"
+	}
+	for _, w := range c.Argv[1:] {
+		if !w.Literal {
+			z.unproven(w.Pos, w.Why)
+			p.Known, p.Why = false, w.Why+" in argument"
+			continue
+		}
+		if len(w.Value) < 2 || w.Value[0] != '-' && w.Value[0] != '+' || w.Value == "--" {
+			continue
+		}
+		for _, r := range w.Value[1:] {
+			if !strings.ContainsRune(opts, r) {
+				p.Known, p.Why = false, "unknown flag "+w.Value+" for "+name
+			}
+		}
+	}
+	addPaths(&p, paths)
+	z.add(p, fr)
+}
+
+// add appends a program, placing its relative paths in every directory
+// the shell may be in.
+func (z *analyzer) add(p Program, fr frame) {
+	switch {
+	case fr.dir.unknown:
+		if !p.Known || p.RunsCode || slices.ContainsFunc(p.Paths, func(pa PathArg) bool {
+			return !pa.Word.Literal || !path.IsAbs(pa.Word.Value)
+		}) {
+			z.unproven(p.Pos, whyDirUnknown)
+		}
+	case fr.dir.dirs != nil:
+		var out []PathArg
+		for _, pa := range p.Paths {
+			if !pa.Word.Literal || path.IsAbs(pa.Word.Value) {
+				out = append(out, pa)
+				continue
+			}
+			for _, d := range fr.dir.dirs {
+				q := pa
+				if d != "." {
+					q.Word.Value = d + "/" + pa.Word.Value
+				}
+				out = append(out, q)
+			}
+		}
+		p.Paths = out
+	}
+	z.a.Programs = append(z.a.Programs, p)
+}
+
+// argv classifies one command and what it wraps. paths and net are the
+// effects of its redirects, which belong to the outermost program.
+func (z *analyzer) argv(argv []Word, pos Pos, fr frame, paths []PathArg, net Net) {
+	for _, w := range argv {
+		if !w.Literal {
+			z.unproven(w.Pos, w.Why)
+		}
+	}
+	if fr.depth > maxDepth {
+		z.unproven(pos, whyDeep)
+		return
+	}
+	if !argv[0].Literal {
+		p := Program{
+			Name:       argv[0].Value,
+			Argv:       argv,
+			Pos:        pos,
+			Why:        whyDynamicName,
+			Financial:  "none",
+			Net:        net,
+			Wrappers:   fr.wrappers,
+			Privileged: fr.privileged,
+		}
+		addPaths(&p, paths)
+		z.add(p, fr)
+		return
+	}
+	c := z.k.Classify(argv)
+	p := c.Program
+	p.Pos = pos
+	p.Wrappers = fr.wrappers
+	p.Privileged = p.Privileged || fr.privileged
+	p.Net = max(p.Net, net)
+	addPaths(&p, paths)
+	z.add(p, fr)
+	if len(c.Inner) == 0 {
+		return
+	}
+	inner := frame{
+		depth:      fr.depth + 1,
+		wrappers:   append(slices.Clip(fr.wrappers), c.Wrapper),
+		privileged: p.Privileged,
+		dir:        fr.dir,
+	}
+	for _, in := range joinScripts(c.Inner) {
+		from := len(z.a.Programs)
+		switch {
+		case in.Script != nil:
+			z.nested(*in.Script, inner)
+			if c.Wrapper == "eval" && z.changedDir(from) {
+				// eval runs in this shell: its cd moves the
+				// commands that follow.
+				z.dirLost = true
+			}
+		case len(in.Argv) > 0:
+			z.argv(in.Argv, in.Argv[0].Pos, inner, nil, NoNet)
+		}
+		if in.Recursive {
+			for i := from; i < len(z.a.Programs); i++ {
+				p := &z.a.Programs[i]
+				p.Paths = slices.Clone(p.Paths)
+				for j := range p.Paths {
+					p.Paths[j].Recursive = true
+				}
+			}
+		}
+	}
+}
+
+// nested analyzes a script a wrapper runs (sh -c, eval, …). Everything
+// found in it is placed at the word that holds it, so every position
+// stays inside the text Analyze was given.
+func (z *analyzer) nested(w Word, fr frame) {
+	if !w.Literal {
+		z.unproven(w.Pos, w.Why)
+		return
+	}
+	if fr.depth > maxDepth {
+		z.unproven(w.Pos, whyDeep)
+		return
+	}
+	s, err := Parse(w.Value)
+	if err != nil {
+		z.unproven(w.Pos, whyScriptSyntax)
+		return
+	}
+	progs := len(z.a.Programs)
+	// Reasons are gathered apart so that dedup works on the final
+	// positions.
+	outer := z.a.Unproven
+	z.a.Unproven = nil
+	z.script(s, fr)
+	found := z.a.Unproven
+	z.a.Unproven = outer
+	for i := progs; i < len(z.a.Programs); i++ {
+		p := &z.a.Programs[i]
+		p.Pos = w.Pos
+		p.Argv = slices.Clone(p.Argv)
+		for j := range p.Argv {
+			p.Argv[j].Pos = w.Pos
+		}
+		p.Paths = slices.Clone(p.Paths)
+		for j := range p.Paths {
+			p.Paths[j].Word.Pos = w.Pos
+		}
+	}
+	for _, u := range found {
+		z.unproven(w.Pos, u.Why)
+	}
+}
+
+// joinScripts joins the words of one script slot (eval a b, watch a b)
+// with spaces, as those commands do, into one script.
+func joinScripts(in []Inner) []Inner {
+	n := 0
+	for _, x := range in {
+		if x.Script != nil {
+			n++
+		}
+	}
+	if n < 2 {
+		return in
+	}
+	var out []Inner
+	var words []Word
+	for _, x := range in {
+		if x.Script == nil {
+			out = append(out, x)
+			continue
+		}
+		words = append(words, *x.Script)
+	}
+	joined := words[0]
+	for _, w := range words[1:] {
+		if !w.Literal {
+			joined = w
+			break
+		}
+		joined.Value += " " + w.Value
+	}
+	return append(out, Inner{Script: &joined})
+}
+
+// changedDir reports whether a program from index from on is a cd.
+func (z *analyzer) changedDir(from int) bool {
+	for _, p := range z.a.Programs[from:] {
+		if _, isCd, _ := cdTarget(p.Argv); isCd {
+			return true
+		}
+	}
+	return false
+}
+
+// composeDirs is where a command of a nested script runs: its own
+// directories taken from each directory the script starts in.
+func composeDirs(outer, inner dirState) dirState {
+	if outer.unknown || inner.unknown {
+		return dirState{unknown: true}
+	}
+	if outer.dirs == nil {
+		return inner
+	}
+	if inner.dirs == nil {
+		return outer
+	}
+	var out []string
+	for _, o := range outer.dirs {
+		for _, i := range inner.dirs {
+			d := i
+			if !path.IsAbs(i) {
+				d = path.Join(o, i)
+			}
+			if !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return normDirs(out)
+}
+
+// addPaths appends redirect paths to a program and raises its mutation to
+// cover them.
+func addPaths(p *Program, paths []PathArg) {
+	if len(paths) == 0 {
+		return
+	}
+	p.Paths = append(slices.Clip(p.Paths), paths...)
+	for _, pa := range paths {
+		if m := accessMutation(pa.Access); mutationRank(m) > mutationRank(p.Mutation) {
+			p.Mutation = m
+		}
+	}
+}
+
+// accessMutation is the mutation label of one access to a path. Overwrite
+// is delete without pure deletion (spec §4.4): the old content is gone.
+func accessMutation(a Access) string {
+	switch a {
+	case Read, Exec:
+		return "read"
+	case Create:
+		return "create"
+	case Update:
+		return "update"
+	default:
+		return "delete"
+	}
+}
+
+func mutationRank(m string) int {
+	switch m {
+	case "read":
+		return 0
+	case "create":
+		return 1
+	case "update":
+		return 2
+	case "delete":
+		return 3
+	}
+	return -1
+}
+
+// EnvRunsCode reports whether setting the environment variable name can
+// make a program run code or change what runs: search paths, preloads,
+// pagers and editors, interpreter options, git's, proxies, shell startup
+// and prompt variables, config homes and compiler overrides. Assigning
+// one (VAR=x cmd, export VAR=x, env VAR=x cmd) keeps the ceiling.
+func EnvRunsCode(name string) bool {
+	switch name {
+	case "PATH", "PAGER", "MANPAGER", "MANOPT", "SYSTEMD_PAGER", "EDITOR", "VISUAL",
+		"SUDO_EDITOR", "SYSTEMD_EDITOR", "FCEDIT", "BROWSER", "SHELL",
+		"BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS3", "PS4",
+		"IFS", "SHELLOPTS", "BASHOPTS", "HISTFILE", "CDPATH", "GLOBIGNORE",
+		"BASH_XTRACEFD", "BASH_LOADABLES_PATH", "EXECIGNORE", "INPUTRC", "ZDOTDIR",
+		"HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_HOME", "XDG_DATA_DIRS",
+		"LESS", "LESSOPEN", "LESSCLOSE", "LESSKEY", "LESSKEYIN", "LESSEDIT",
+		"SSH_ASKPASS", "SUDO_ASKPASS", "SSH_ASKPASS_REQUIRE",
+		"NODE_OPTIONS", "NODE_PATH", "NODE_REPL_EXTERNAL_MODULE",
+		"PERL5OPT", "PERL5LIB", "PERLLIB", "PERL5DB", "RUBYOPT", "RUBYLIB",
+		"GEM_HOME", "GEM_PATH", "BUNDLE_GEMFILE",
+		"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "JAVA_HOME",
+		"CLASSPATH", "MAVEN_OPTS", "MAVEN_ARGS", "GRADLE_OPTS", "GRADLE_USER_HOME",
+		"RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTFLAGS",
+		"RUSTDOCFLAGS", "RUSTDOC", "RUSTUP_TOOLCHAIN", "RUSTUP_HOME",
+		"GOFLAGS", "GOENV", "GOTOOLCHAIN", "GOROOT", "GOPROXY", "GOSUMDB",
+		"GONOSUMDB", "GONOSUMCHECK", "GONOPROXY", "GOPRIVATE", "GOINSECURE", "GOVCS",
+		"CGO_CFLAGS", "CGO_CPPFLAGS", "CGO_CXXFLAGS", "CGO_FFLAGS", "CGO_LDFLAGS",
+		"CC", "CXX", "CPP", "LD", "AR", "AS", "FC", "CFLAGS", "CXXFLAGS",
+		"CPPFLAGS", "LDFLAGS", "MAKEFLAGS", "MFLAGS", "MAKEFILES", "MAKE",
+		"TAR_OPTIONS", "GZIP", "GREP_OPTIONS", "RSYNC_RSH", "RSYNC_CONNECT_PROG",
+		"CVS_RSH", "GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES",
+		"OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES",
+		"CURL_HOME", "WGETRC", "SYSTEM_WGETRC",
+		"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "KUBECONFIG":
+		return true
+	}
+	for _, prefix := range [...]string{"LD_", "DYLD_", "GIT_", "PYTHON", "CARGO_", "YARN_", "BASH_FUNC_"} {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	upper := strings.ToUpper(name)
+	return strings.HasSuffix(upper, "_PROXY") || strings.HasPrefix(upper, "NPM_CONFIG_")
+}

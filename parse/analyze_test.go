@@ -1,0 +1,279 @@
+package parse
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// testKnowledge loads this package's small test table once for all
+// tests, so that they do not move as the real table grows.
+var testKnowledge = sync.OnceValues(func() (*Knowledge, error) {
+	data, err := os.ReadFile(filepath.Join("testdata", "table.toml"))
+	if err != nil {
+		return nil, err
+	}
+	return LoadKnowledge(data)
+})
+
+func knowledge(tb testing.TB) *Knowledge {
+	tb.Helper()
+	k, err := testKnowledge()
+	if err != nil {
+		tb.Fatalf("load test table: %v", err)
+	}
+	return k
+}
+
+// analyzeTests check what Analyze adds to Parse: programs after
+// unwrapping (rendered by renderProgram) and the reasons that keep the
+// ceiling, in order.
+var analyzeTests = []struct {
+	name     string
+	src      string
+	programs []string
+	unproven []string
+	err      bool
+}{
+	{name: "empty", src: ""},
+	{name: "comment", src: "# nothing"},
+	{name: "simple", src: "ls -la", programs: []string{"ls"}},
+	{name: "pipeline", src: "ls | wc -l", programs: []string{"ls", "wc"}},
+	{name: "dynamic-arg", src: "rm -rf $dir", programs: []string{"rm"}, unproven: []string{"parameter expansion"}},
+	{name: "dynamic-name", src: "$cmd -x", programs: []string{"$cmd"}, unproven: []string{"parameter expansion"}},
+	{name: "glob-arg", src: "rm *.o", programs: []string{"rm"}, unproven: []string{"glob"}},
+	{name: "parse-error", src: "echo 'x", err: true},
+
+	// Redirects.
+	{name: "redirect-out", src: "ls > out", programs: []string{"ls overwrite:out"}},
+	{name: "redirect-append", src: "ls >> out", programs: []string{"ls update:out"}},
+	{name: "redirect-in", src: "sort < in", programs: []string{"sort read:in"}},
+	{name: "redirect-dup", src: "ls 2>&1 >/dev/null", programs: []string{"ls overwrite:/dev/null"}},
+	{name: "redirect-group", src: "{ ls; pwd; } > out", programs: []string{"redirect overwrite:out", "ls", "pwd"}},
+	{name: "redirect-alone", src: "> out", programs: []string{"redirect overwrite:out"}},
+	{name: "redirect-dynamic", src: "ls > $f", programs: []string{"ls overwrite:{parameter expansion}"}, unproven: []string{"parameter expansion"}},
+	{name: "heredoc-runs-substitution", src: "cat <<EOF\n$(id)\nEOF", programs: []string{"cat", "id"}},
+	{name: "heredoc-quoted", src: "cat <<'EOF'\n$(id)\nEOF", programs: []string{"cat"}},
+	{name: "herestring-dynamic", src: "grep x <<< \"$v\"", programs: []string{"grep"}},
+
+	// Substitutions run commands.
+	{name: "cmdsubst", src: "echo $(rm -rf /)", programs: []string{"echo", "rm delete://**"}, unproven: []string{"command substitution"}},
+	{name: "procsubst", src: "diff <(ls) <(ls -a)", programs: []string{"diff", "ls", "ls"}, unproven: []string{"process substitution", "process substitution"}},
+	{name: "commit-heredoc", src: "git commit -m \"$(cat <<'EOF'\nfix: x\n\nCo-Authored-By: a <a@b>\nEOF\n)\"", programs: []string{"git", "cat"}},
+
+	// Environment.
+	{name: "env-harmless", src: "CGO_ENABLED=0 GOOS=linux NODE_ENV=test CI=1 FOO=bar ls", programs: []string{"ls"}},
+	{name: "env-pager", src: "PAGER=evil git log", programs: []string{"git"}, unproven: []string{"environment variable PAGER can run code"}},
+	{name: "env-ld-preload", src: "LD_PRELOAD=x.so ls", programs: []string{"ls"}, unproven: []string{"environment variable LD_PRELOAD can run code"}},
+	{name: "env-git", src: "GIT_SSH_COMMAND='sh -c id' git fetch", programs: []string{"git"}, unproven: []string{"environment variable GIT_SSH_COMMAND can run code"}},
+	{name: "env-proxy", src: "https_proxy=http://x curl a", programs: []string{"curl"}, unproven: []string{"environment variable https_proxy can run code"}},
+	{name: "env-python", src: "PYTHONPATH=. python x.py", programs: []string{"python exec:x.py"}, unproven: []string{"environment variable PYTHONPATH can run code"}},
+	{name: "env-npm-config", src: "npm_config_script_shell=/x npm test", programs: []string{"npm"}, unproven: []string{"environment variable npm_config_script_shell can run code"}},
+	{name: "env-ifs", src: "IFS=, read -r a b", programs: []string{"read"}, unproven: []string{"environment variable IFS can run code"}},
+	{name: "env-bare-path", src: "PATH=/tmp/evil; ls", programs: []string{"ls"}, unproven: []string{"environment variable PATH can run code"}},
+	{name: "env-export-path", src: "export PATH=/x:$PATH", programs: []string{"export"}, unproven: []string{"environment variable PATH can run code", "parameter expansion"}},
+	{name: "env-export-harmless", src: "export FOO=bar", programs: []string{"export"}},
+	{name: "env-local-bash-env", src: "f() { local BASH_ENV=x; }", programs: []string{"local"}, unproven: []string{"environment variable BASH_ENV can run code"}},
+	{name: "nameref", src: "declare -n r=PATH; r=/x", programs: []string{"declare"}, unproven: []string{"nameref"}},
+
+	// Functions.
+	{name: "function-call", src: "f() { rm x; }; f", programs: []string{"rm delete:x", "f"}, unproven: []string{"function call"}},
+	{name: "function-call-before-def", src: "ls; ls() { rm x; }", programs: []string{"ls", "rm delete:x"}, unproven: []string{"function call"}},
+
+	// Wrappers and nested scripts.
+	{name: "sudo", src: "sudo rm -rf /tmp/x", programs: []string{"sudo (privileged)", "sudo > rm (privileged) delete:/tmp/x/**"}},
+	{name: "sh-c", src: "sh -c 'rm -rf x; ls'", programs: []string{"sh", "sh -c > rm delete:x/**", "sh -c > ls"}},
+	{name: "sudo-sh-c", src: "sudo sh -c 'ls > /etc/x'", programs: []string{"sudo (privileged)", "sudo > sh (privileged)", "sudo > sh -c > ls (privileged) overwrite:/etc/x"}},
+	{name: "sh-c-dynamic", src: "bash -c \"$x\"", programs: []string{"bash"}, unproven: []string{"parameter expansion"}},
+	{name: "sh-c-syntax-error", src: "sh -c 'if'", programs: []string{"sh"}, unproven: []string{"script does not parse"}},
+	{name: "sh-c-inner-unproven", src: "sh -c 'echo $HOME'", programs: []string{"sh", "sh -c > echo"}, unproven: []string{"parameter expansion"}},
+	{name: "eval", src: "eval 'ls | wc -l'", programs: []string{"eval", "eval > ls", "eval > wc"}},
+	{name: "eval-defines-function", src: "eval 'f() { :; }'; f", programs: []string{"eval", "eval > :", "f"}, unproven: []string{"function call"}},
+	{name: "nesting-too-deep", src: strings.Repeat("sudo ", 20) + "ls", unproven: []string{"nesting too deep"}},
+
+	// Declaration builtins are judged here, not by the table.
+	{name: "declare-options", src: "declare -r X=1; local -a xs; export -p", programs: []string{"declare", "local", "export"}},
+	{name: "declare-unknown-flag", src: "export -z X", programs: []string{"export"}},
+
+	// Working directory.
+	{name: "cd-and", src: "cd sub && rm -rf build", programs: []string{"cd read:sub", "rm delete:sub/build/**"}},
+	{name: "cd-semicolon", src: "cd /tmp; rm x", programs: []string{"cd read:/tmp", "rm delete:x delete:/tmp/x"}},
+	{name: "cd-chain", src: "cd a && cd ../b && cat f > out", programs: []string{"cd read:a", "cd read:a/../b", "cat read:b/f overwrite:b/out"}},
+	{name: "cd-or", src: "cd a || cat f", programs: []string{"cd read:a", "cat read:f read:a/f"}},
+	{name: "cd-subshell", src: "(cd a && ls x); cat y", programs: []string{"cd read:a", "ls read:a/x", "cat read:y"}},
+	{name: "cd-pipeline", src: "cd a | cat y", programs: []string{"cd read:a", "cat read:y"}},
+	{name: "cd-home", src: "cd && rm -rf x", programs: []string{"cd", "rm delete:x/**"}, unproven: []string{"unknown working directory"}},
+	{name: "cd-dash", src: "cd - && echo hi", programs: []string{"cd", "echo"}},
+	{name: "cd-dynamic", src: `cd "$d" && cat f`, programs: []string{"cd", "cat read:f"}, unproven: []string{"parameter expansion", "unknown working directory"}},
+	{name: "cd-in-loop", src: "for x in a b; do cat f; cd sub; done", programs: []string{"cat read:f", "cd read:sub"}, unproven: []string{"unknown working directory", "unknown working directory"}},
+	{name: "cd-in-if", src: "if true; then cd a; fi; cat f", programs: []string{"true", "cd read:a", "cat read:f read:a/f"}},
+	{name: "cd-absolute-path-untouched", src: "cd a && cat /etc/hosts", programs: []string{"cd read:a", "cat read:/etc/hosts"}},
+	{name: "cd-builtin", src: "builtin cd /x && cat f", programs: []string{"builtin", "cat read:/x/f"}},
+	{name: "cd-in-sh-c", src: "cd a && sh -c 'cd b && cat f'", programs: []string{"cd read:a", "sh", "sh -c > cd read:a/b", "sh -c > cat read:a/b/f"}},
+	{name: "cd-in-eval", src: "eval 'cd /'; cat f", programs: []string{"eval", "eval > cd read:/", "cat read:f"}, unproven: []string{"unknown working directory"}},
+	{name: "eval-joins-words", src: "eval rm -rf x", programs: []string{"eval", "eval > rm delete:x/**"}},
+
+	// Arithmetic and tests.
+	{name: "arith-var", src: "(( x++ ))", unproven: []string{"arithmetic"}},
+	{name: "test-then-run", src: "[[ -f go.mod ]] && go test ./...", programs: []string{"go"}},
+	{name: "for-loop-var", src: "for f in *.go; do gofmt -l \"$f\"; done", programs: []string{"gofmt"}, unproven: []string{"parameter expansion"}},
+}
+
+func TestAnalyze(t *testing.T) {
+	t.Parallel()
+	k := knowledge(t)
+	for _, tc := range analyzeTests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := Analyze(tc.src, k)
+			if (a.Err != nil) != tc.err {
+				t.Fatalf("Analyze(%q).Err = %v, want error %v", tc.src, a.Err, tc.err)
+			}
+			if tc.err {
+				if a.Proven() {
+					t.Errorf("Analyze(%q) with an error is proven", tc.src)
+				}
+				return
+			}
+			var got []string
+			for _, p := range a.Programs {
+				got = append(got, renderProgram(p))
+			}
+			if tc.name == "nesting-too-deep" {
+				got = nil // the chain itself is not the point
+			}
+			if !slices.Equal(got, tc.programs) {
+				t.Errorf("Analyze(%q) programs:\n got %q\nwant %q", tc.src, got, tc.programs)
+			}
+			if gotU := renderUnproven(a.Unproven); !slices.Equal(gotU, tc.unproven) && len(gotU)+len(tc.unproven) > 0 {
+				t.Errorf("Analyze(%q) unproven = %q, want %q", tc.src, gotU, tc.unproven)
+			}
+			if len(tc.unproven) > 0 && a.Proven() {
+				t.Errorf("Analyze(%q) is proven despite %q", tc.src, tc.unproven)
+			}
+		})
+	}
+}
+
+func TestAnalyzeNestedPositions(t *testing.T) {
+	t.Parallel()
+	a := Analyze("ls; sh -c 'rm x; echo $y'", knowledge(t))
+	at := Pos{Line: 1, Col: 11}
+	for _, p := range a.Programs[2:] {
+		if p.Pos != at {
+			t.Errorf("%s at %v, want %v", p.Name, p.Pos, at)
+		}
+		for _, w := range p.Argv {
+			if w.Pos != at {
+				t.Errorf("%s word %q at %v, want %v", p.Name, w.Value, w.Pos, at)
+			}
+		}
+	}
+	if len(a.Unproven) != 1 || a.Unproven[0].Pos != at {
+		t.Errorf("unproven = %v, want one at %v", a.Unproven, at)
+	}
+}
+
+func TestAnalyzeNetRedirect(t *testing.T) {
+	t.Parallel()
+	a := Analyze("echo hi > /dev/tcp/example.com/80", knowledge(t))
+	if len(a.Programs) != 1 || a.Programs[0].Net != Internet {
+		t.Fatalf("programs = %+v, want one reaching the internet", a.Programs)
+	}
+}
+
+func TestAnalyzeRedirectRaisesMutation(t *testing.T) {
+	t.Parallel()
+	k := knowledge(t)
+	tests := []struct {
+		name string
+		src  string
+		want string
+	}{
+		{name: "overwrite", src: "ls > f", want: "delete"},
+		{name: "append", src: "ls >> f", want: "update"},
+		{name: "read", src: "wc -l < f", want: "read"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := Analyze(tc.src, k)
+			if len(a.Programs) != 1 || a.Programs[0].Mutation != tc.want {
+				t.Fatalf("Analyze(%q) programs = %+v, want mutation %q", tc.src, a.Programs, tc.want)
+			}
+		})
+	}
+}
+
+func TestEnvRunsCode(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  string
+		want bool
+	}{
+		{name: "path", env: "PATH", want: true},
+		{name: "ld-audit", env: "LD_AUDIT", want: true},
+		{name: "git-config-count", env: "GIT_CONFIG_COUNT", want: true},
+		{name: "git-external-diff", env: "GIT_EXTERNAL_DIFF", want: true},
+		{name: "python-startup", env: "PYTHONSTARTUP", want: true},
+		{name: "perl5opt", env: "PERL5OPT", want: true},
+		{name: "bash-func", env: "BASH_FUNC_ls%%", want: true},
+		{name: "all-proxy-lower", env: "all_proxy", want: true},
+		{name: "no-proxy", env: "NO_PROXY", want: true},
+		{name: "lessopen", env: "LESSOPEN", want: true},
+		{name: "prompt-command", env: "PROMPT_COMMAND", want: true},
+		{name: "cgo-enabled", env: "CGO_ENABLED", want: false},
+		{name: "goos", env: "GOOS", want: false},
+		{name: "node-env", env: "NODE_ENV", want: false},
+		{name: "ci", env: "CI", want: false},
+		{name: "foo", env: "FOO", want: false},
+		{name: "lang", env: "LANG", want: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := EnvRunsCode(tc.env); got != tc.want {
+				t.Errorf("EnvRunsCode(%q) = %v, want %v", tc.env, got, tc.want)
+			}
+		})
+	}
+}
+
+// allInputs is every table input, for the benchmark and the fuzz seeds.
+func allInputs() []string {
+	var in []string
+	for _, tc := range parseTests {
+		in = append(in, tc.src)
+	}
+	for _, tc := range analyzeTests {
+		in = append(in, tc.src)
+	}
+	for _, tc := range wordTests {
+		in = append(in, "printf '%s\\0' "+tc.src)
+	}
+	return in
+}
+
+func BenchmarkAnalyze(b *testing.B) {
+	k := knowledge(b)
+	in := allInputs()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		Analyze(in[i%len(in)], k)
+	}
+}
+
+// BenchmarkAnalyzeTypical is one ordinary agent command.
+func BenchmarkAnalyzeTypical(b *testing.B) {
+	k := knowledge(b)
+	const src = `cd /work/app && git status --short && go test ./... 2>&1 | tail -n 20`
+	b.ReportAllocs()
+	for b.Loop() {
+		Analyze(src, k)
+	}
+}

@@ -1,0 +1,174 @@
+package parse
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// This file is the only place os/exec appears in package parse: real bash
+// is the reference the parser is checked against. Inputs are only ever
+// given to `bash -n`, which reads without running, except in
+// TestBashValues, whose inputs are this package's own printf commands.
+
+// bashDisagrees lists inputs where Parse and `bash -n` knowingly differ,
+// with the reason. Parse rejecting what bash accepts keeps the ceiling,
+// so only that direction may be listed here or in stricterThanBash.
+var bashDisagrees = map[string]string{}
+
+// stricterThanBash returns why Parse may reject a text bash -n accepts:
+// bash checks these only when it runs the command, or not at all. It
+// returns "" for any other error, which then fails the test.
+func stricterThanBash(err error) string {
+	msg := err.Error()
+	for _, c := range []struct{ substr, why string }{
+		{"must be followed by an expression", "bash parses arithmetic and [[ ]] operands only at run time"},
+		{"not a valid arithmetic operator", "bash parses arithmetic only at run time"},
+		{"arithmetic", "bash parses arithmetic only at run time"},
+		{"not a valid test operator", "bash -n exits 0 on [[ ]] syntax errors"},
+		{"unclosed here-document", "bash accepts a here-document ended by end of file, with a warning"},
+		{"cannot negate a command multiple times", "bash accepts ! ! cmd"},
+		{"without matching `[` with `]`", "bash parses subscripts only at run time"},
+	} {
+		if strings.Contains(msg, c.substr) {
+			return c.why
+		}
+	}
+	return ""
+}
+
+// needBash returns the path of bash or skips the test.
+func needBash(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping bash cross-check in short mode")
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not found")
+	}
+	return bash
+}
+
+// bashInputs gathers every table input of this package and, when the
+// shared corpus exists, every command line in it.
+func bashInputs(t *testing.T) map[string]string {
+	t.Helper()
+	in := map[string]string{}
+	for _, tc := range parseTests {
+		in["parse/"+tc.name] = tc.src
+	}
+	for _, tc := range analyzeTests {
+		in["analyze/"+tc.name] = tc.src
+	}
+	for _, tc := range wordTests {
+		in["word/"+tc.name] = "printf '%s\\0' " + tc.src
+	}
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "corpus", "*.txt"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("read corpus: %v", err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for n := 1; sc.Scan(); n++ {
+			line := sc.Text()
+			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			in[filepath.Base(f)+":"+strconv.Itoa(n)] = line
+		}
+		if err := sc.Err(); err != nil {
+			t.Fatalf("read %s: %v", f, err)
+		}
+	}
+	return in
+}
+
+// bashParses runs `bash -n` on src. extglob is on because the parser
+// always reads extended globs.
+func bashParses(t *testing.T, bash, dir, src string) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bash, "--norc", "--noprofile", "-O", "extglob", "-n")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(src)
+	cmd.Env = []string{"LC_ALL=C.UTF-8", "PATH=/nonexistent"}
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("bash -n timed out on %q", src)
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("bash -n: %v", err)
+	}
+	return err == nil
+}
+
+func TestBashAccepts(t *testing.T) {
+	t.Parallel()
+	bash := needBash(t)
+	dir := t.TempDir()
+	for name, src := range bashInputs(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse(src)
+			ours := err == nil
+			theirs := bashParses(t, bash, dir, src)
+			if ours == theirs {
+				if why, ok := bashDisagrees[src]; ok {
+					t.Errorf("listed in bashDisagrees (%s) but agrees now", why)
+				}
+				return
+			}
+			if _, ok := bashDisagrees[src]; ok {
+				return
+			}
+			if !ours && stricterThanBash(err) != "" {
+				return
+			}
+			t.Errorf("Parse(%q) error = %v, but bash -n accepts = %v", src, err, theirs)
+		})
+	}
+}
+
+// TestBashValues checks every literal word of wordTests against what bash
+// itself passes to printf.
+func TestBashValues(t *testing.T) {
+	t.Parallel()
+	bash := needBash(t)
+	dir := t.TempDir()
+	for _, tc := range wordTests {
+		if !tc.literal {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bash, "--norc", "--noprofile", "-c", "printf '%s\\0' "+tc.src)
+			cmd.Dir = dir
+			cmd.Env = []string{"LC_ALL=C.UTF-8", "HOME=/nonexistent"}
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("bash: %v", err)
+			}
+			vals := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+			for _, v := range vals {
+				if v != tc.value {
+					t.Errorf("bash passes %q for %s, table says %q", v, tc.src, tc.value)
+				}
+			}
+		})
+	}
+}

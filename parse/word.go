@@ -1,0 +1,486 @@
+package parse
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Reasons a word is dynamic. They are stable phrases: proofs and audit
+// records show them.
+const (
+	whyParam     = "parameter expansion"
+	whyCmdSubst  = "command substitution"
+	whyProcSubst = "process substitution"
+	whyArithExp  = "arithmetic expansion"
+	whyGlob      = "glob"
+	whyBrace     = "brace expansion"
+	whyTilde     = "tilde expansion"
+	whyLocale    = "locale string"
+	whyLocaleEsc = "locale-dependent escape"
+	whyNUL       = "nul byte"
+)
+
+// wordMode is the set of expansions bash applies to a word after quote
+// removal, which depends on where the word stands.
+type wordMode uint8
+
+const (
+	// modeArg is a command argument or redirect target: brace, tilde
+	// (at the start, and after = or : in assignment-shaped words) and
+	// pathname expansion.
+	modeArg wordMode = iota
+	// modeAssign is the value of a variable assignment: tilde expansion
+	// at the start and after each ':', nothing else.
+	modeAssign
+)
+
+// wordBuf accumulates one word's value after quote removal. bare marks
+// the bytes that came from unquoted, unescaped source text: only those
+// can start a glob, brace or tilde expansion.
+type wordBuf struct {
+	val  []byte
+	bare []bool
+	why  string
+}
+
+func (b *wordBuf) add(c byte, bare bool) {
+	b.val = append(b.val, c)
+	b.bare = append(b.bare, bare)
+}
+
+func (b *wordBuf) addString(s string, bare bool) {
+	for i := 0; i < len(s); i++ {
+		b.add(s[i], bare)
+	}
+}
+
+func (b *wordBuf) dynamic(why string) {
+	if b.why == "" {
+		b.why = why
+	}
+}
+
+// resolveWord returns the runtime value of w when bash would pass it on
+// unchanged by any run-time expansion, and marks it dynamic otherwise.
+// src is the text w was parsed from, used to render dynamic words.
+func resolveWord(src string, w *syntax.Word, mode wordMode) Word {
+	out := Word{Pos: toPos(w.Pos())}
+	var b wordBuf
+	for _, p := range w.Parts {
+		resolvePart(&b, p, false)
+	}
+	if b.why == "" {
+		b.why = expansionIn(b.val, b.bare, mode)
+	}
+	if b.why != "" {
+		out.Why = b.why
+		out.Value = sourceText(src, w)
+		return out
+	}
+	out.Value = string(b.val)
+	out.Literal = true
+	return out
+}
+
+// sourceText is the source of a node, for rendering dynamic words.
+func sourceText(src string, n syntax.Node) string {
+	from, to := n.Pos().Offset(), n.End().Offset()
+	if !n.Pos().IsValid() || !n.End().IsValid() || from > to || to > uint(len(src)) {
+		return ""
+	}
+	return src[from:to]
+}
+
+func resolvePart(b *wordBuf, p syntax.WordPart, quoted bool) {
+	switch p := p.(type) {
+	case *syntax.Lit:
+		if quoted {
+			unescapeDouble(b, p.Value)
+		} else {
+			unescapeBare(b, p.Value)
+		}
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			ansiC(b, p.Value)
+		} else {
+			b.addString(p.Value, false)
+		}
+	case *syntax.DblQuoted:
+		if p.Dollar {
+			b.dynamic(whyLocale)
+		}
+		for _, q := range p.Parts {
+			if cs, ok := q.(*syntax.CmdSubst); ok {
+				if body, ok := catHeredoc(cs); ok {
+					b.addString(body, false)
+					continue
+				}
+			}
+			resolvePart(b, q, true)
+		}
+	case *syntax.ParamExp:
+		b.dynamic(whyParam)
+	case *syntax.CmdSubst:
+		b.dynamic(whyCmdSubst)
+	case *syntax.ArithmExp:
+		b.dynamic(whyArithExp)
+	case *syntax.ProcSubst:
+		b.dynamic(whyProcSubst)
+	case *syntax.ExtGlob:
+		b.dynamic(whyGlob)
+	case *syntax.BraceExp:
+		b.dynamic(whyBrace)
+	default:
+		b.dynamic("unknown word part")
+	}
+}
+
+// unescapeBare removes quoting from unquoted text: a backslash quotes the
+// next byte. Line continuations were already removed by the parser.
+func unescapeBare(b *wordBuf, s string) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\\' {
+			if i+1 < len(s) {
+				i++
+				if s[i] != '\n' {
+					b.add(s[i], false)
+				}
+				continue
+			}
+			b.add(c, false)
+			continue
+		}
+		b.add(c, true)
+	}
+}
+
+// unescapeDouble removes quoting inside double quotes: a backslash quotes
+// only $ ` " \ and newline, and is kept before anything else.
+func unescapeDouble(b *wordBuf, s string) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\\' && i+1 < len(s) {
+			switch s[i+1] {
+			case '$', '`', '"', '\\':
+				i++
+				b.add(s[i], false)
+				continue
+			case '\n':
+				i++
+				continue
+			}
+		}
+		b.add(c, false)
+	}
+}
+
+// ansiC decodes the body of a $'…' string as bash does. A NUL ends the
+// string; \u and \U beyond ASCII depend on the locale.
+func ansiC(b *wordBuf, s string) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.add(c, false)
+			continue
+		}
+		i++
+		var r rune // decoded value, or -1 to keep the escape as is
+		switch e := s[i]; e {
+		case 'a':
+			r = 7
+		case 'b':
+			r = 8
+		case 'e', 'E':
+			r = 27
+		case 'f':
+			r = 12
+		case 'n':
+			r = '\n'
+		case 'r':
+			r = '\r'
+		case 't':
+			r = '\t'
+		case 'v':
+			r = 11
+		case '\\', '\'', '"', '?':
+			r = rune(e)
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			n, j := 0, i
+			for ; j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7'; j++ {
+				n = n*8 + int(s[j]-'0')
+			}
+			i = j - 1
+			r = rune(n & 0xff)
+		case 'x', 'u', 'U':
+			max := 2
+			if e == 'u' {
+				max = 4
+			} else if e == 'U' {
+				max = 8
+			}
+			n, j := 0, i+1
+			for ; j < len(s) && j < i+1+max && isHex(s[j]); j++ {
+				n = n*16 + hexVal(s[j])
+			}
+			if j == i+1 {
+				r = -1
+				break
+			}
+			i = j - 1
+			if e == 'x' {
+				r = rune(n)
+				break
+			}
+			if n > 0x7f {
+				b.dynamic(whyLocaleEsc)
+				var enc [utf8.UTFMax]byte
+				b.val = append(b.val, enc[:utf8.EncodeRune(enc[:], rune(n))]...)
+				for range utf8.RuneLen(rune(n)) {
+					b.bare = append(b.bare, false)
+				}
+				continue
+			}
+			r = rune(n)
+		case 'c':
+			if i+1 >= len(s) {
+				r = -1
+				break
+			}
+			i++
+			x := s[i]
+			if x == '\\' && i+1 < len(s) && s[i+1] == '\\' {
+				i++
+			}
+			if x == '?' {
+				r = 0x7f
+			} else {
+				if x >= 'a' && x <= 'z' {
+					x -= 'a' - 'A'
+				}
+				r = rune(x & 0x1f)
+			}
+		default:
+			r = -1
+		}
+		if r < 0 {
+			b.add('\\', false)
+			b.add(s[i], false)
+			continue
+		}
+		if r == 0 {
+			return // bash ends the $'…' string at a NUL
+		}
+		b.add(byte(r), false)
+	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	default:
+		return int(c-'A') + 10
+	}
+}
+
+// expansionIn reports which expansion bash would apply to a word made of
+// val, where bare marks unquoted bytes, or "" if none.
+func expansionIn(val []byte, bare []bool, mode wordMode) string {
+	if mode == modeArg {
+		if why := globOrBrace(val, bare); why != "" {
+			return why
+		}
+	}
+	if hasTilde(val, bare, mode) {
+		return whyTilde
+	}
+	for _, c := range val {
+		if c == 0 {
+			return whyNUL
+		}
+	}
+	return ""
+}
+
+// globOrBrace finds pathname and brace expansion. It errs on the side of
+// calling a word dynamic: a '[' counts as a glob when any ']' follows it.
+func globOrBrace(val []byte, bare []bool) string {
+	for i, c := range val {
+		if !bare[i] {
+			continue
+		}
+		switch c {
+		case '*', '?':
+			return whyGlob
+		case '[':
+			if strings.IndexByte(string(val[i+1:]), ']') >= 0 {
+				return whyGlob
+			}
+		case '{':
+			if braceAt(val, bare, i) {
+				return whyBrace
+			}
+		}
+	}
+	return ""
+}
+
+// braceAt reports whether the unquoted '{' at i opens a brace expansion:
+// an unquoted '}' follows with an unquoted ',' or ".." between them.
+func braceAt(val []byte, bare []bool, i int) bool {
+	sep := false
+	for j := i + 1; j < len(val); j++ {
+		if !bare[j] {
+			continue
+		}
+		switch val[j] {
+		case ',':
+			sep = true
+		case '.':
+			if j+1 < len(val) && val[j+1] == '.' && bare[j+1] {
+				sep = true
+			}
+		case '}':
+			if sep {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasTilde finds tilde expansion: an unquoted '~' at the start of the
+// word, or after the first '=' or any ':' of an assignment.
+func hasTilde(val []byte, bare []bool, mode wordMode) bool {
+	if len(val) > 0 && val[0] == '~' && bare[0] {
+		return true
+	}
+	from := 0
+	if mode == modeArg {
+		// bash expands tildes in assignment-shaped arguments too
+		// (a=~/x), outside POSIX mode.
+		eq := assignPrefix(val)
+		if eq < 0 {
+			return false
+		}
+		if eq+1 < len(val) && val[eq+1] == '~' && bare[eq+1] {
+			return true
+		}
+		from = eq + 1
+	}
+	for i := from; i+1 < len(val); i++ {
+		if val[i] == ':' && bare[i] && val[i+1] == '~' && bare[i+1] {
+			return true
+		}
+	}
+	return false
+}
+
+// assignPrefix returns the index of '=' when val starts with NAME= or
+// NAME+=, and -1 otherwise. Quoting is ignored, which errs towards
+// finding an assignment.
+func assignPrefix(val []byte) int {
+	for i, c := range val {
+		switch {
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		case c >= '0' && c <= '9':
+			if i == 0 {
+				return -1
+			}
+		case c == '=' && i > 0:
+			return i
+		case c == '+' && i > 0 && i+1 < len(val) && val[i+1] == '=':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+// catHeredoc reports the exact output of a command substitution that is
+// only `cat` reading a here-document whose body has no expansions, the
+// form agents use for commit messages: "$(cat <<'EOF' … EOF)". The
+// substitution strips trailing newlines. The cat program is still listed
+// as a command that runs.
+func catHeredoc(cs *syntax.CmdSubst) (string, bool) {
+	if cs.Backquotes || cs.TempFile || cs.ReplyVar || len(cs.Stmts) != 1 {
+		return "", false
+	}
+	s := cs.Stmts[0]
+	if s.Negated || s.Background || s.Coprocess || s.Disown || len(s.Redirs) != 1 {
+		return "", false
+	}
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Assigns) != 0 || len(call.Args) != 1 || call.Args[0].Lit() != "cat" {
+		return "", false
+	}
+	body, ok := heredocBody(s.Redirs[0])
+	if !ok || strings.IndexByte(body, 0) >= 0 {
+		return "", false
+	}
+	return strings.TrimRight(body, "\n"), true
+}
+
+// heredocBody is the exact text a here-document feeds, when it has no
+// expansions or escapes.
+func heredocBody(r *syntax.Redirect) (string, bool) {
+	if r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc || r.N != nil {
+		return "", false
+	}
+	quoted := false
+	for _, p := range r.Word.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok || strings.IndexByte(l.Value, '\\') >= 0 {
+			quoted = true
+		}
+	}
+	var sb strings.Builder
+	if r.Hdoc != nil {
+		for _, p := range r.Hdoc.Parts {
+			l, ok := p.(*syntax.Lit)
+			if !ok || !quoted && strings.ContainsAny(l.Value, "\\$`") {
+				return "", false
+			}
+			sb.WriteString(l.Value)
+		}
+	}
+	body := sb.String()
+	if r.Op == syntax.DashHdoc {
+		lines := strings.SplitAfter(body, "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimLeft(l, "\t")
+		}
+		body = strings.Join(lines, "")
+	}
+	return body, true
+}
+
+// isArithConst reports whether w is a numeric constant in an arithmetic
+// context: it starts with a digit, so bash never reads it as a variable
+// whose value would be evaluated in turn.
+func isArithConst(w *syntax.Word) bool {
+	if len(w.Parts) != 1 {
+		return false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	if !ok || l.Value == "" || l.Value[0] < '0' || l.Value[0] > '9' {
+		return false
+	}
+	for i := 0; i < len(l.Value); i++ {
+		c := l.Value[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '#' || c == '@' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,106 @@
+package parse
+
+import (
+	"testing"
+)
+
+// wordTests are single words, each given to `printf '%s\0'` in
+// TestBashValues: a literal word must be exactly what bash passes.
+var wordTests = []struct {
+	name    string
+	src     string
+	value   string // when literal
+	literal bool
+	why     string // when dynamic
+}{
+	{name: "plain", src: `abc`, value: "abc", literal: true},
+	{name: "single-quotes", src: `'a b $x \n "q"'`, value: `a b $x \n "q"`, literal: true},
+	{name: "double-quotes", src: `"a b"`, value: "a b", literal: true},
+	{name: "double-quote-escapes", src: `"\" \\ \$ \` + "`" + ` \a \n \'"`, value: `" \ $ ` + "`" + ` \a \n \'`, literal: true},
+	{name: "double-quote-line-continuation", src: "\"a\\\nb\"", value: "ab", literal: true},
+	{name: "double-quote-newline", src: "\"a\nb\"", value: "a\nb", literal: true},
+	{name: "double-quote-single-inside", src: `"it's"`, value: "it's", literal: true},
+	{name: "backslash-space", src: `a\ b`, value: "a b", literal: true},
+	{name: "backslash-any", src: `\a\b\$\'\"\\`, value: `ab$'"\`, literal: true},
+	{name: "line-continuation", src: "ab\\\ncd", value: "abcd", literal: true},
+	{name: "concatenation", src: `a'b'"c"\d`, value: "abcd", literal: true},
+	{name: "empty-single", src: `''`, value: "", literal: true},
+	{name: "empty-double", src: `""`, value: "", literal: true},
+	{name: "ansi-c-simple", src: `$'a\tb\nc'`, value: "a\tb\nc", literal: true},
+	{name: "ansi-c-quotes", src: `$'it\'s \"x\" \\ \?'`, value: `it's "x" \ ?`, literal: true},
+	{name: "ansi-c-controls", src: `$'\a\b\e\E\f\r\v'`, value: "\a\b\x1b\x1b\f\r\v", literal: true},
+	{name: "ansi-c-hex", src: `$'\x41\x4g\x'`, value: "A\x04g\\x", literal: true},
+	{name: "ansi-c-hex-high", src: `$'\xff\xe9'`, value: "\xff\xe9", literal: true},
+	{name: "ansi-c-octal", src: `$'\101\1234\7\0101'`, value: "AS4\a\b1", literal: true},
+	{name: "ansi-c-octal-overflow", src: `$'\777'`, value: "\xff", literal: true},
+	{name: "ansi-c-nul-ends", src: `$'a\0b'c`, value: "ac", literal: true},
+	{name: "ansi-c-hex-nul-ends", src: `$'a\x00b'`, value: "a", literal: true},
+	{name: "ansi-c-unicode-ascii", src: `$'\u41\U00000042'`, value: "AB", literal: true},
+	{name: "ansi-c-unicode-high", src: `$'\u00e9'`, why: "locale-dependent escape"},
+	{name: "ansi-c-unicode-empty", src: `$'\u'`, value: `\u`, literal: true},
+	{name: "ansi-c-control-x", src: `$'\cA\cz\c[\c?\c1'`, value: "\x01\x1a\x1b\x7f\x11", literal: true},
+	{name: "ansi-c-control-nul-ends", src: `$'x\c@y'`, value: "x", literal: true},
+	{name: "ansi-c-unknown", src: `$'\z\q'`, value: `\z\q`, literal: true},
+	{name: "ansi-c-in-double-is-literal", src: `"$'x'"`, value: "$'x'", literal: true},
+	{name: "dollar-alone", src: `a$`, value: "a$", literal: true},
+	{name: "param", src: `$HOME`, why: "parameter expansion"},
+	{name: "param-in-double", src: `"x${y}z"`, why: "parameter expansion"},
+	{name: "param-escaped", src: `\$HOME '$HOME'`, value: "$HOME", literal: true},
+	{name: "cmdsubst", src: `$(id)`, why: "command substitution"},
+	{name: "backticks", src: "`id`", why: "command substitution"},
+	{name: "arith", src: `$((1))`, why: "arithmetic expansion"},
+	{name: "glob-star", src: `*.go`, why: "glob"},
+	{name: "glob-quoted", src: `'*.go'"*"\*`, value: "*.go**", literal: true},
+	{name: "glob-bracket", src: `x[ab]`, why: "glob"},
+	{name: "glob-bracket-open", src: `x[`, value: "x[", literal: true},
+	{name: "glob-bracket-quoted", src: `'x[ab]'`, value: "x[ab]", literal: true},
+	{name: "glob-half-quoted", src: `"x"*`, why: "glob"},
+	{name: "brace", src: `a{b,c}`, why: "brace expansion"},
+	{name: "brace-seq", src: `{1..5}`, why: "brace expansion"},
+	{name: "brace-empty", src: `{}`, value: "{}", literal: true},
+	{name: "brace-single", src: `{a}`, value: "{a}", literal: true},
+	{name: "brace-quoted-comma", src: `{a","b}`, value: "{a,b}", literal: true},
+	{name: "tilde", src: `~`, why: "tilde expansion"},
+	{name: "tilde-user", src: `~root/x`, why: "tilde expansion"},
+	{name: "tilde-quoted", src: `"~"/x`, value: "~/x", literal: true},
+	{name: "tilde-not-first", src: `x~`, value: "x~", literal: true},
+	{name: "tilde-after-assign", src: `a=~`, why: "tilde expansion"},
+	{name: "tilde-after-colon", src: `PATH=x:~/bin`, why: "tilde expansion"},
+	{name: "tilde-in-option", src: `--dir=~/x`, value: "--dir=~/x", literal: true},
+	{name: "locale", src: `$"x"`, why: "locale string"},
+	{name: "extglob", src: `@(a|b)`, why: "glob"},
+	{name: "equals", src: `a=b`, value: "a=b", literal: true},
+	{name: "utf8", src: `'héllo'`, value: "héllo", literal: true},
+}
+
+func TestWordValues(t *testing.T) {
+	t.Parallel()
+	for _, tc := range wordTests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := Parse("printf '%s\\0' " + tc.src)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if len(s.Commands) == 0 || len(s.Commands[0].Argv) < 3 {
+				t.Fatalf("Parse(%q): no word", tc.src)
+			}
+			words := s.Commands[0].Argv[2:]
+			for _, w := range words {
+				if w.Literal != tc.literal {
+					t.Errorf("word %q: Literal = %v (why %q), want %v", tc.src, w.Literal, w.Why, tc.literal)
+					continue
+				}
+				if tc.literal && w.Value != tc.value {
+					t.Errorf("word %q = %q, want %q", tc.src, w.Value, tc.value)
+				}
+				if !tc.literal && w.Why != tc.why {
+					t.Errorf("word %q: Why = %q, want %q", tc.src, w.Why, tc.why)
+				}
+				if tc.literal && w.Why != "" {
+					t.Errorf("word %q: literal with Why %q", tc.src, w.Why)
+				}
+			}
+		})
+	}
+}
