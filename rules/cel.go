@@ -480,7 +480,10 @@ type exprFacts struct {
 	// unlabelled reports that the rule mentions call.unlabelled or
 	// call.labelled, so it is evaluated for unlabelled calls too.
 	unlabelled bool
-	problems   []exprProblem
+	// loops reports a comprehension (all, exists, map, filter…): the only
+	// construct whose cost can grow faster than the input it reads.
+	loops    bool
+	problems []exprProblem
 }
 
 type exprProblem struct {
@@ -567,6 +570,7 @@ func (f *exprFacts) walk(e ast.Expr, bound map[string]bool) {
 			f.walk(en.AsStructField().Value(), bound)
 		}
 	case ast.ComprehensionKind:
+		f.loops = true
 		c := e.AsComprehension()
 		f.walk(c.IterRange(), bound)
 		inner := make(map[string]bool, len(bound)+3)

@@ -189,34 +189,67 @@ func (p *Profile) Rules() []Rule {
 
 // Decide applies the profile to one call. Every matching rule applies and
 // the most restrictive outcome wins; among rules with that outcome the
-// first in the file names the decision. A rule whose condition fails to
-// evaluate, or is not a boolean, does not match. For an unlabelled call
-// (in.Ceiling == nil) only rules that mention call.unlabelled or
-// call.labelled are evaluated. When nothing matches the call is asked
-// about, with rule "no-match". If in.Narrowed is nil the ceiling counts as
-// the narrowed labels.
+// first in the file names the decision. When nothing matches the call is
+// asked about, with rule "no-match". If in.Narrowed is nil the ceiling
+// counts as the narrowed labels.
+//
+// A rule whose condition fails to evaluate (a missing key, a wrong type, a
+// helper given an unknown label, the cost limit) or is not a boolean does
+// not match. An error never lets a call run, though: if a deny, ask or
+// sandbox rule fails and the decision would otherwise be allow (or, for a
+// failed deny or ask rule, sandbox), the call is asked about with rule
+// "error-evaluation", since the failed rule might have stopped it.
+//
+// Absent is unknown (seed 001): for an unlabelled call (in.Ceiling == nil)
+// only rules that mention call.unlabelled or call.labelled are evaluated;
+// the rest are skipped, not failed.
 func (p *Profile) Decide(in Input) Decision {
 	act := newActivation(&in)
 	unlabelled := in.Ceiling == nil
+	var failed *rule // the most restrictive rule that failed so far
 	for _, r := range p.order {
 		if unlabelled && !r.unlabelled {
 			continue
 		}
-		if r.matches(act) {
+		match, ok := r.eval(act)
+		if !ok {
+			if failed == nil {
+				failed = r
+			}
+			continue
+		}
+		if match {
+			if failed != nil && failed.Then > r.Then && r.Then < Ask {
+				return evalFailed(failed)
+			}
 			return Decision{Outcome: r.Then, Rule: r.ID, Reason: r.Reason}
 		}
 	}
 	return noMatch
 }
 
-// matches evaluates the rule; an error or a non-boolean result is no match.
-func (r *rule) matches(act *activation) bool {
+// evalFailed is the decision when rule r failed to evaluate and would
+// otherwise have been overruled by a less restrictive rule.
+func evalFailed(r *rule) Decision {
+	return Decision{Outcome: Ask, Rule: "error-evaluation",
+		Reason: fmt.Sprintf("profile rule %q could not be evaluated for this call, so narrowd cannot let it run without a person", r.ID)}
+}
+
+// eval evaluates the rule. ok is false when the condition failed to
+// evaluate or is not a boolean.
+func (r *rule) eval(act *activation) (match, ok bool) {
 	out, _, err := r.prog.Eval(act)
 	if err != nil {
-		return false
+		return false, false
 	}
-	b, ok := out.(types.Bool)
-	return ok && bool(b)
+	b, isBool := out.(types.Bool)
+	return bool(b), isBool
+}
+
+// matches reports whether the rule evaluates to true.
+func (r *rule) matches(act *activation) bool {
+	m, ok := r.eval(act)
+	return m && ok
 }
 
 // compileProfile decodes, validates and compiles a profile, collecting
@@ -518,7 +551,14 @@ func (c *compiler) compileWhen(env *cel.Env, line int, nextLine bool, name, id, 
 		}
 		return compiledWhen{}, false
 	}
-	prog, err := env.Program(checked, cel.EvalOptions(cel.OptOptimize))
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	if facts.loops {
+		// Tracking cost doubles evaluation time, so only conditions that
+		// loop pay for it: without a loop, the work is bounded by the
+		// expression and the length of the strings it reads.
+		opts = append(opts, cel.CostLimit(costLimit))
+	}
+	prog, err := env.Program(checked, opts...)
 	if err != nil {
 		c.add(line, id, "%s: when: %v", name, err)
 		return compiledWhen{}, false
@@ -534,3 +574,8 @@ func column(c int) string {
 	}
 	return fmt.Sprintf(" (column %d)", c+1)
 }
+
+// costLimit bounds the work one rule may do for one call, in CEL cost
+// units (about one per operation or list element visited). A rule that
+// exceeds it fails to evaluate, which never lets a call run.
+const costLimit = 100_000

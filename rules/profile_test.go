@@ -69,6 +69,68 @@ func TestDecideNoMatch(t *testing.T) {
 	}
 }
 
+// TestDecideEvalErrors: a rule that fails to evaluate does not match, and
+// a failure never lets a call run that the failed rule might have stopped.
+func TestDecideEvalErrors(t *testing.T) {
+	t.Parallel()
+	const (
+		fails   = `call.input.command.startsWith("rm")` // Read has no command
+		matches = `call.mutation == "read"`
+		notBool = `call.input`
+	)
+	type r struct{ id, when, then string }
+	tests := []struct {
+		name   string
+		rules  []r
+		labels string
+		want   string
+	}{
+		{"failed-deny-blocks-allow", []r{{"d", fails, "deny"}, {"a", matches, "allow"}}, profRead, "ask error-evaluation"},
+		{"failed-ask-blocks-sandbox", []r{{"q", fails, "ask"}, {"s", matches, "sandbox"}}, profRead, "ask error-evaluation"},
+		{"failed-sandbox-blocks-allow", []r{{"s", fails, "sandbox"}, {"a", matches, "allow"}}, profRead, "ask error-evaluation"},
+		{"non-bool-deny-blocks-allow", []r{{"d", notBool, "deny"}, {"a", matches, "allow"}}, profRead, "ask error-evaluation"},
+		{"failed-deny-then-ask-asks", []r{{"d", fails, "deny"}, {"q", matches, "ask"}}, profRead, "ask q"},
+		{"failed-deny-then-deny-denies", []r{{"d", fails, "deny"}, {"d2", matches, "deny"}}, profRead, "deny d2"},
+		{"failed-deny-alone-no-match", []r{{"d", fails, "deny"}}, profRead, "ask no-match"},
+		{"failed-allow-no-match", []r{{"a", fails + ` && call.mutation == "read"`, "allow"}}, profRead, "ask no-match"},
+		{"error-or-true-is-true", []r{{"a", fails + ` || call.mutation == "read"`, "allow"}}, profRead, "allow a"},
+		{"failed-allow-beside-allow", []r{{"a", fails, "allow"}, {"b", matches, "allow"}}, profRead, "allow b"},
+		{"skipped-is-not-failed", []r{{"d", `call.mutation == "delete"`, "deny"}, {"a", `call.unlabelled`, "allow"}}, "", "allow a"},
+		{"guarded-rule-is-quiet", []r{{"d", `has(call.input.command) && ` + fails, "deny"}, {"a", matches, "allow"}}, profRead, "allow a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var src strings.Builder
+			for _, r := range tt.rules {
+				src.WriteString(profRule(r.id, r.when, r.then))
+			}
+			d := profLoad(t, src.String()).Decide(profInput("Read", tt.labels))
+			if got := d.Outcome.String() + " " + d.Rule; got != tt.want {
+				t.Errorf("got %q (%s), want %q", got, d.Reason, tt.want)
+			}
+		})
+	}
+	t.Run("cost-limit", func(t *testing.T) {
+		t.Parallel()
+		p := profLoad(t, profRule("d", `call.input.items.all(a, call.input.items.all(b, a != b || a == b))`, "deny")+
+			profRule("a", matches, "allow"))
+		in := profInput("Read", profRead)
+		items := make([]any, 1000)
+		for i := range items {
+			items[i] = float64(i)
+		}
+		in.Call.Input = map[string]any{"items": items}
+		if d := p.Decide(in); d.Rule != "error-evaluation" {
+			t.Errorf("got %+v, want error-evaluation", d)
+		}
+		in.Call.Input = map[string]any{"items": items[:10]}
+		if d := p.Decide(in); d.Rule != "d" {
+			t.Errorf("got %+v, want d", d)
+		}
+	})
+}
+
 func TestDecideUnlabelled(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
