@@ -221,7 +221,8 @@ func (s *spec) compile(names []string, parent *spec) error {
 		if eff.Check != "" && !slices.Contains(checkNames[:], eff.Check) {
 			return &compileError{key: append(slices.Clone(key), "flag", n), msg: fmt.Sprintf("unknown check %q", eff.Check)}
 		}
-		if (eff.Path.set || eff.AtPath.set || eff.Dir || eff.Check != "") && fn.arg == argNone {
+		pattern := strings.HasSuffix(n, "*")
+		if (eff.Path.set || eff.AtPath.set || eff.Dir || eff.Check != "") && fn.arg == argNone && !pattern {
 			return &compileError{key: append(slices.Clone(key), "flag", n), msg: "path, at_path, dir and check need a flag that takes an argument"}
 		}
 		if err := addAll(fn, eff); err != nil {

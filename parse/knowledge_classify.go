@@ -525,6 +525,11 @@ func (r *run) parse(s *spec, args []Word) parsed {
 			}
 		}
 		p.hits = append(p.hits, hs...)
+		for _, h := range hs {
+			if e := h.def.eff; e != nil && e.Stop {
+				done = true
+			}
+		}
 	}
 	return p
 }
@@ -689,7 +694,7 @@ func parseGo(fs *flagSet, args []Word, i int) ([]hit, int, string) {
 	name = "-" + name
 	def := fs.long[name]
 	if def == nil {
-		def = fs.matchPrefix(name)
+		def, _ = fs.matchPrefix(name)
 	}
 	if def == nil {
 		return nil, 0, "unknown flag " + name
@@ -738,14 +743,15 @@ func parseSingle(fs *flagSet, args []Word, i int) ([]hit, int, string) {
 			return []hit{{def: def, name: a[:2], value: attached(w, a[2:]), hasValue: true}}, 0, ""
 		}
 	}
-	if def := fs.matchPrefix(a); def != nil {
-		return []hit{{def: def, name: a, value: attached(w, a), hasValue: true}}, 0, ""
+	if def, pre := fs.matchPrefix(a); def != nil {
+		return []hit{{def: def, name: pre, value: attached(w, a[len(pre):]), hasValue: a != pre}}, 0, ""
 	}
 	return nil, 0, "unknown flag " + a
 }
 
-// matchPrefix finds the longest pattern that a begins with.
-func (fs *flagSet) matchPrefix(a string) *flagDef {
+// matchPrefix finds the longest pattern that a begins with, and the
+// pattern's prefix.
+func (fs *flagSet) matchPrefix(a string) (*flagDef, string) {
 	var best *prefixDef
 	for i := range fs.prefix {
 		p := &fs.prefix[i]
@@ -754,9 +760,9 @@ func (fs *flagSet) matchPrefix(a string) *flagDef {
 		}
 	}
 	if best == nil {
-		return nil
+		return nil, ""
 	}
-	return best.def
+	return best.def, best.prefix
 }
 
 // finish turns the accumulated effects into a Classification.

@@ -106,6 +106,9 @@ type effect struct {
 	NoCwd bool `toml:"no_cwd"`
 	// Unknown makes the call unprovable with this reason.
 	Unknown string `toml:"unknown"`
+	// Stop ends option parsing: every later word is an operand (go test
+	// -args).
+	Stop bool `toml:"stop"`
 	// Final marks --help and --version: alone, they print and exit.
 	Final bool `toml:"final"`
 	// Check names a validator for the flag's value ("git-config",
