@@ -1,0 +1,196 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// fileConfig is narrowd's config file (TOML), shared by serve, hook, log,
+// stats and status. Every key is optional; flags override it. Unknown keys
+// are an error.
+//
+//	socket = "/run/user/1000/narrowd/narrowd.sock"
+//	http = "127.0.0.1:8787"        # Claude Code http hooks; off when empty
+//	metrics = "127.0.0.1:9787"     # Prometheus /metrics; off when empty
+//	profile = "standard"           # built-in name or a TOML file
+//	workspaces = ["/home/me/src"]  # extra workspace roots
+//	watch = ["/home/me/catalog.toml"]  # more files whose change reloads
+//	audit_dir = "~/.local/state/narrowd/audit"
+//	state_dir = "~/.local/state/narrowd"
+//	audit_max_size = 67108864      # bytes before rotation
+//	audit_keep = 8                 # rotated files kept
+//	abstain_for_permission_request = true
+//	interactive = false
+//	log_level = "info"
+type fileConfig struct {
+	Socket                      string   `toml:"socket"`
+	HTTP                        string   `toml:"http"`
+	Metrics                     string   `toml:"metrics"`
+	Profile                     string   `toml:"profile"`
+	Workspaces                  []string `toml:"workspaces"`
+	Watch                       []string `toml:"watch"`
+	AuditDir                    string   `toml:"audit_dir"`
+	StateDir                    string   `toml:"state_dir"`
+	AuditMaxSize                int64    `toml:"audit_max_size"`
+	AuditKeep                   int      `toml:"audit_keep"`
+	AbstainForPermissionRequest *bool    `toml:"abstain_for_permission_request"`
+	Interactive                 bool     `toml:"interactive"`
+	LogLevel                    string   `toml:"log_level"`
+}
+
+// defaultConfigPath is $XDG_CONFIG_HOME/narrowd/config.toml, or under
+// ~/.config.
+func defaultConfigPath(e env) string {
+	if d := e.getenv("XDG_CONFIG_HOME"); d != "" {
+		return filepath.Join(d, "narrowd", "config.toml")
+	}
+	if h := e.getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config", "narrowd", "config.toml")
+	}
+	return ""
+}
+
+// loadConfig reads the config file at path, or the default one when path
+// is empty (a missing default file is an empty config). Call
+// [fileConfig.defaults] after applying flags.
+func loadConfig(e env, path string) (fileConfig, error) {
+	var c fileConfig
+	explicit := path != ""
+	if !explicit {
+		path = defaultConfigPath(e)
+	}
+	if path != "" {
+		md, err := toml.DecodeFile(path, &c)
+		switch {
+		case err == nil:
+			if und := md.Undecoded(); len(und) > 0 {
+				keys := make([]string, len(und))
+				for i, k := range und {
+					keys[i] = k.String()
+				}
+				return c, fmt.Errorf("%s: unknown keys %s", path, strings.Join(keys, ", "))
+			}
+		case errors.Is(err, fs.ErrNotExist) && !explicit:
+		default:
+			return c, fmt.Errorf("failed to read config: %w", err)
+		}
+	}
+	home := e.getenv("HOME")
+	for _, p := range []*string{&c.Socket, &c.Profile, &c.AuditDir, &c.StateDir} {
+		*p = expandHome(*p, home)
+	}
+	for i := range c.Workspaces {
+		c.Workspaces[i] = expandHome(c.Workspaces[i], home)
+	}
+	for i := range c.Watch {
+		c.Watch[i] = expandHome(c.Watch[i], home)
+	}
+	return c, nil
+}
+
+// defaults fills in the socket, state and audit directories left empty.
+func (c *fileConfig) defaults(e env) {
+	if c.Socket == "" {
+		c.Socket = defaultSocket(e)
+	}
+	if c.StateDir == "" {
+		c.StateDir = defaultStateDir(e)
+	}
+	if c.AuditDir == "" && c.StateDir != "" {
+		c.AuditDir = filepath.Join(c.StateDir, "audit")
+	}
+}
+
+func expandHome(p, home string) string {
+	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
+		return filepath.Join(home, p[1:])
+	}
+	return p
+}
+
+// defaultSocket is $XDG_RUNTIME_DIR/narrowd/narrowd.sock, or
+// /tmp/narrowd-UID/narrowd.sock without a runtime dir (the daemon makes
+// that directory 0700 and refuses one another user owns).
+func defaultSocket(e env) string {
+	if d := e.getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "narrowd", "narrowd.sock")
+	}
+	return filepath.Join(os.TempDir(), "narrowd-"+strconv.Itoa(os.Getuid()), "narrowd.sock")
+}
+
+// defaultStateDir is $XDG_STATE_HOME/narrowd, or ~/.local/state/narrowd.
+func defaultStateDir(e env) string {
+	if d := e.getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "narrowd")
+	}
+	if h := e.getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "state", "narrowd")
+	}
+	return ""
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// newFlags returns a flag set that reports to e.stderr and does not exit.
+func newFlags(e env, name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "usage: narrowd %s\n", usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args; -h is success, other errors exit 1 (usage).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitError{0}
+	}
+	if err != nil {
+		return exitError{1}
+	}
+	return nil
+}
+
+// setFlags returns the names of the flags given on the command line.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	m := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { m[f.Name] = true })
+	return m
+}
+
+// newLogger logs text to e.stderr at the named level.
+func newLogger(e env, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if level == "" {
+		level = "info"
+	}
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("bad log level %q: %w", level, err)
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// version is the module version the binary was built from.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/narrowd/narrowd/daemon"
+)
+
+const serveUsage = `serve [--config FILE] [--socket PATH] [--http 127.0.0.1:PORT] [--metrics 127.0.0.1:PORT]
+       [--profile NAME|FILE] [--workspace DIR]... [--watch FILE]... [--audit-dir DIR] [--state-dir DIR]
+       [--audit-max-size BYTES] [--allow-at-pretool] [--interactive] [--log-level LEVEL]`
+
+// runServe runs the daemon until SIGINT or SIGTERM. Flags override the
+// config file ([fileConfig]). Under systemd it takes the socket from
+// socket activation (LISTEN_PID/LISTEN_FDS) and reports READY=1 and
+// STOPPING=1 on $NOTIFY_SOCKET.
+func runServe(ctx context.Context, e env, args []string) error {
+	fs := newFlags(e, "serve", serveUsage)
+	configPath := fs.String("config", "", "config file (default $XDG_CONFIG_HOME/narrowd/config.toml)")
+	socket := fs.String("socket", "", "Unix socket for the hook shim (default $XDG_RUNTIME_DIR/narrowd/narrowd.sock)")
+	httpAddr := fs.String("http", "", "loopback address for Claude Code http hooks, such as 127.0.0.1:8787 (off when empty)")
+	metricsAddr := fs.String("metrics", "", "loopback address for Prometheus /metrics, such as 127.0.0.1:9787 (off when empty)")
+	profile := fs.String("profile", "", "built-in profile name or profile file (default standard)")
+	var workspaces, watch stringList
+	fs.Var(&workspaces, "workspace", "extra workspace root (repeatable)")
+	fs.Var(&watch, "watch", "extra file whose change reloads the engine, such as a catalog (repeatable)")
+	auditDir := fs.String("audit-dir", "", "audit log directory (default STATE_DIR/audit)")
+	stateDir := fs.String("state-dir", "", "state directory for session history (default $XDG_STATE_HOME/narrowd)")
+	auditMax := fs.Int64("audit-max-size", 0, "rotate the audit log after this many bytes (default 64 MiB)")
+	allowAtPreTool := fs.Bool("allow-at-pretool", false, "answer allow at pre-tool time even for agents with a permission-request hook (turns off abstain-then-permission)")
+	interactive := fs.Bool("interactive", false, "a person answers the agents' prompts: send ask as ask where the agent supports it")
+	logLevel := fs.String("log-level", "", "debug, info, warn or error (default info)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return exitError{1}
+	}
+	c, err := loadConfig(e, *configPath)
+	if err != nil {
+		return err
+	}
+	set := setFlags(fs)
+	over := func(name string, dst *string, v string) {
+		if set[name] {
+			*dst = v
+		}
+	}
+	over("socket", &c.Socket, *socket)
+	over("http", &c.HTTP, *httpAddr)
+	over("metrics", &c.Metrics, *metricsAddr)
+	over("profile", &c.Profile, *profile)
+	over("audit-dir", &c.AuditDir, *auditDir)
+	over("state-dir", &c.StateDir, *stateDir)
+	over("log-level", &c.LogLevel, *logLevel)
+	if set["workspace"] {
+		c.Workspaces = workspaces
+	}
+	if set["watch"] {
+		c.Watch = watch
+	}
+	if set["audit-max-size"] {
+		c.AuditMaxSize = *auditMax
+	}
+	allowPre := c.AbstainForPermissionRequest != nil && !*c.AbstainForPermissionRequest
+	if set["allow-at-pretool"] {
+		allowPre = *allowAtPreTool
+	}
+	if set["interactive"] {
+		c.Interactive = *interactive
+	}
+	c.defaults(e)
+	if c.StateDir == "" || c.AuditDir == "" {
+		return errors.New("no state directory: set HOME, XDG_STATE_HOME or --state-dir")
+	}
+	log, err := newLogger(e, c.LogLevel)
+	if err != nil {
+		return err
+	}
+
+	cfg := daemon.Config{
+		Engine:         daemon.EngineConfig{Profile: c.Profile, Workspaces: c.Workspaces},
+		Watch:          c.Watch,
+		SocketPath:     c.Socket,
+		AuditDir:       c.AuditDir,
+		AuditMaxSize:   c.AuditMaxSize,
+		AuditKeep:      c.AuditKeep,
+		StateDir:       c.StateDir,
+		AllowAtPreTool: allowPre,
+		Interactive:    c.Interactive,
+		NotifySocket:   e.getenv("NOTIFY_SOCKET"),
+		Version:        version(),
+		Logger:         log,
+	}
+
+	var ls daemon.Listeners
+	closeAll := func() {
+		for _, l := range []interface{ Close() error }{ls.Unix, ls.HTTP, ls.Metrics} {
+			if l != nil {
+				l.Close()
+			}
+		}
+	}
+	ls.Unix, err = daemon.ActivationListener(e.getenv("LISTEN_PID"), e.getenv("LISTEN_FDS"))
+	if err != nil {
+		return err
+	}
+	ls.Activated = ls.Unix != nil
+	if ls.Unix == nil {
+		if ls.Unix, err = daemon.Listen(c.Socket); err != nil {
+			return err
+		}
+	}
+	if c.HTTP != "" {
+		if ls.HTTP, err = daemon.ListenLoopback(ctx, c.HTTP); err != nil {
+			closeAll()
+			return fmt.Errorf("--http: %w", err)
+		}
+	}
+	if c.Metrics != "" {
+		if ls.Metrics, err = daemon.ListenLoopback(ctx, c.Metrics); err != nil {
+			closeAll()
+			return fmt.Errorf("--metrics: %w", err)
+		}
+	}
+	if err := daemon.Run(ctx, cfg, ls); err != nil {
+		closeAll()
+		return err
+	}
+	return nil
+}

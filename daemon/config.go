@@ -1,0 +1,98 @@
+package daemon
+
+import (
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Config is everything the daemon needs, built by cmd/narrowd from flags
+// and the config file. The zero value of every optional field is a safe
+// default; StateDir and AuditDir are required by [New].
+type Config struct {
+	// Engine configures the decision pipeline (profile, workspaces).
+	Engine EngineConfig
+	// Watch lists extra files (catalogs, sensitive-name lists) whose change
+	// rebuilds the engine, beside the profile when it is a file.
+	Watch []string
+
+	// SocketPath is the Unix socket the shim talks to. Run removes it on
+	// shutdown unless the listener came from socket activation.
+	SocketPath string
+
+	// AuditDir holds audit.jsonl and its rotated predecessors.
+	AuditDir string
+	// AuditMaxSize is the size in bytes after which the audit log is
+	// rotated; 0 means [DefaultAuditMaxSize].
+	AuditMaxSize int64
+	// AuditKeep is how many rotated audit files are kept; 0 means
+	// [DefaultAuditKeep].
+	AuditKeep int
+
+	// StateDir holds durable state: session history.
+	StateDir string
+
+	// AllowAtPreTool turns off abstain-then-permission: when false (the
+	// default), narrowd abstains at pre-tool time for calls it would allow
+	// from agents that have a permission-request hook, and answers allow
+	// only when the agent is about to ask a person (a real prompt
+	// avoided). When true, it answers allow at pre-tool time for every
+	// agent and counts only estimates.
+	AllowAtPreTool bool
+
+	// Interactive tells the agent encoders a person is present to answer
+	// an ask. When false an ask becomes a deny that says how to approve.
+	Interactive bool
+
+	// NotifySocket is $NOTIFY_SOCKET; empty means not under systemd.
+	NotifySocket string
+
+	// Version is the build's version string for narrowd_build_info and
+	// status.
+	Version string
+
+	// Logger receives the daemon's log; nil discards it.
+	Logger *slog.Logger
+
+	// ReadTimeout bounds how long a client may take to send one request;
+	// 0 means 5 s.
+	ReadTimeout time.Duration
+	// ShutdownTimeout bounds how long shutdown waits for in-flight calls;
+	// 0 means 10 s.
+	ShutdownTimeout time.Duration
+
+	// now returns the time; nil means time.Now. Tests set it.
+	now func() time.Time
+}
+
+// Defaults for [Config].
+const (
+	DefaultAuditMaxSize    = 64 << 20
+	DefaultAuditKeep       = 8
+	defaultReadTimeout     = 5 * time.Second
+	defaultShutdownTimeout = 10 * time.Second
+)
+
+func (c *Config) fill() {
+	if c.AuditMaxSize <= 0 {
+		c.AuditMaxSize = DefaultAuditMaxSize
+	}
+	if c.AuditKeep <= 0 {
+		c.AuditKeep = DefaultAuditKeep
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = defaultReadTimeout
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = defaultShutdownTimeout
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.Version == "" {
+		c.Version = "devel"
+	}
+}

@@ -1,0 +1,221 @@
+package daemon
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/narrowd/narrowd/daemon/agent"
+	"github.com/narrowd/narrowd/rules"
+)
+
+// hasPermissionHook lists the agents with a hook that fires only when the
+// agent is about to ask a person (Claude and Codex PermissionRequest,
+// Copilot permissionRequest). For them narrowd abstains at pre-tool time
+// for calls it would allow, and allows at the permission request: the one
+// place a prompt is really avoided.
+var hasPermissionHook = map[string]bool{agent.Claude: true, agent.Codex: true, agent.Copilot: true}
+
+// Handle answers one hook payload from the named agent ("auto" detects
+// it) and returns the agent's reply and, for a decision, its audit id. It
+// never fails open: a payload that does not decode, an engine that
+// panics, or an audit record that cannot be written durably all give a
+// blocking reply ([agent.Fail]). A decision's audit record is on disk
+// before Handle returns.
+func (s *Server) Handle(name string, payload []byte, via string, opt agent.Options) (reply agent.Reply, id string) {
+	start := time.Now()
+	var call rules.Call
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic answering a hook call; blocking it", "agent", name, "panic", p)
+			s.metrics.decisions.WithLabelValues(agentLabel(name), toolLabel(name, call.Tool), "error").Inc()
+			reply, id = agent.Fail(name, call, "narrowd hit an internal error"), ""
+		}
+	}()
+
+	if name == "auto" {
+		detected, err := agent.Detect(payload)
+		if err != nil {
+			return s.failDecode(name, via, err, start)
+		}
+		name = detected
+	}
+	call, err := agent.Decode(name, bytes.NewReader(payload))
+	if err != nil {
+		return s.failDecode(name, via, err, start)
+	}
+
+	if call.Phase == rules.PostTool {
+		s.recordRan(call)
+		return agent.Abstain(name, call), ""
+	}
+
+	sess := s.sessions.Get(call.Agent, call.Session)
+	t0 := time.Now()
+	v := s.engine.Load().Judge(call, sess)
+	s.metrics.duration.Observe(time.Since(t0).Seconds())
+
+	answer, reply, avoided, estimate := s.answer(call, v, opt)
+	rec := newRecord(call, v, sess, via, answer, s.cfg.now())
+	rec.PromptAvoided, rec.PromptAvoidedEstimate = avoided, estimate
+	rec.DurationUS = time.Since(start).Microseconds()
+	if err := s.audit.Append(rec); err != nil {
+		s.metrics.auditErrors.Inc()
+		s.metrics.decisions.WithLabelValues(agentLabel(name), toolLabel(name, call.Tool), "error").Inc()
+		s.log.Error("audit write failed; blocking the call", "agent", name, "tool", call.Tool, "err", err)
+		return agent.Fail(name, call, "narrowd could not record this decision"), ""
+	}
+	s.count(call, v, answer, avoided, estimate)
+	return reply, rec.ID
+}
+
+// answer applies the abstain-then-permission protocol to a verdict and
+// encodes the reply.
+func (s *Server) answer(call rules.Call, v rules.Verdict, opt agent.Options) (answer string, reply agent.Reply, avoided, estimate bool) {
+	return Answer(call, v, opt, s.cfg.AllowAtPreTool)
+}
+
+// Answer turns a verdict into the agent's reply under the
+// abstain-then-permission protocol, and says what was answered (an
+// outcome name, or "abstain") and whether the call was a prompt avoided
+// or an estimated one.
+//
+// At a permission request the agent is about to ask a person: allow there
+// is a real prompt avoided; any other outcome is encoded as the agent
+// needs. At pre-tool time, for agents with a permission-request hook and
+// unless allowAtPreTool, a call narrowd would allow gets no opinion: the
+// agent's own flow runs it or, if it would prompt, comes back with a
+// permission request. Everywhere else the verdict is encoded as it is, and
+// an allow of a call whose ceiling would not have been allowed is an
+// estimated prompt avoided.
+func Answer(call rules.Call, v rules.Verdict, opt agent.Options, allowAtPreTool bool) (answer string, reply agent.Reply, avoided, estimate bool) {
+	o := v.Decision.Outcome
+	switch {
+	case call.Phase == rules.PermissionAsk:
+		return o.String(), agent.Encode(call.Agent, call, v.Decision, opt), o == rules.Allow, false
+	case o == rules.Allow && hasPermissionHook[call.Agent] && !allowAtPreTool:
+		return "abstain", agent.Abstain(call.Agent, call), false, false
+	}
+	reply = agent.Encode(call.Agent, call, v.Decision, opt)
+	return o.String(), reply, false, o == rules.Allow && v.CeilingOutcome != rules.Allow
+}
+
+// count updates the metrics for an answered, recorded decision.
+func (s *Server) count(call rules.Call, v rules.Verdict, answer string, avoided, estimate bool) {
+	a, t := agentLabel(call.Agent), toolLabel(call.Agent, call.Tool)
+	m := s.metrics
+	m.decisions.WithLabelValues(a, t, answer).Inc()
+	if avoided {
+		m.promptsAvoided.WithLabelValues(a, t).Inc()
+	}
+	if estimate {
+		m.avoidedEstimate.WithLabelValues(a, t).Inc()
+	}
+	if v.Ceiling == nil {
+		m.unlabelled.WithLabelValues(a).Inc()
+	}
+	for _, e := range v.Evidence {
+		m.evidence.WithLabelValues(m.evidenceKind(e.Kind), e.Strength.String()).Inc()
+	}
+}
+
+// recordRan adds a call that ran to its session's history. If that fails
+// the session is forgotten in memory, so it reads as unknown rather than
+// as cleaner than it was.
+func (s *Server) recordRan(call rules.Call) {
+	if call.Session == "" {
+		return
+	}
+	v := s.engine.Load().Judge(call, s.sessions.Get(call.Agent, call.Session))
+	key := v.Key
+	if key == "" {
+		key = call.Agent + "/" + call.Tool
+	}
+	if err := s.sessions.Record(call.Agent, call.Session, key, CalledLabels(v)); err != nil {
+		s.log.Error("session history write failed; the session is now unknown", "agent", call.Agent, "err", err)
+		s.sessions.forget(call.Agent, call.Session)
+	}
+}
+
+// failDecode answers a payload that did not decode: a blocking reply,
+// recorded (best effort) and counted.
+func (s *Server) failDecode(name, via string, err error, start time.Time) (agent.Reply, string) {
+	reason := "narrowd could not read the hook payload"
+	switch {
+	case errors.Is(err, agent.ErrTooLarge):
+		reason = "the hook payload is larger than narrowd accepts"
+	case errors.Is(err, agent.ErrUnknownAgent):
+		reason = "the hook names an agent narrowd does not know"
+	case errors.Is(err, agent.ErrUnsupportedEvent):
+		reason = "narrowd does not judge this hook event; remove it from the hook configuration"
+	case errors.Is(err, agent.ErrAgentMismatch):
+		reason = "the payload comes from a different agent than the hook is configured for"
+	}
+	now := s.cfg.now()
+	rec := &Record{
+		ID:              newID(),
+		ToolName:        "",
+		RiskClass:       "unknown",
+		SideEffectClass: "unknown",
+		ResourceScope:   "unknown",
+		Decision:        "deny",
+		PolicyRule:      "error-decode",
+		Reason:          reason,
+		Timestamp:       now.UTC().Format(time.RFC3339Nano),
+		Agent:           name,
+		Via:             via,
+		Answer:          "error",
+		Error:           err.Error(),
+		DurationUS:      time.Since(start).Microseconds(),
+	}
+	s.log.Warn("hook payload refused", "agent", name, "via", via, "err", err)
+	s.metrics.decisions.WithLabelValues(agentLabel(name), "other", "error").Inc()
+	if aerr := s.audit.Append(rec); aerr != nil {
+		s.metrics.auditErrors.Inc()
+		s.log.Error("audit write failed", "err", aerr)
+		rec.ID = ""
+	}
+	return agent.Fail(name, rules.Call{}, reason), rec.ID
+}
+
+// newRecord builds the audit record of one decision.
+func newRecord(call rules.Call, v rules.Verdict, sess rules.Session, via, answer string, now time.Time) *Record {
+	risk := v.RiskClass
+	if risk == "" {
+		risk = "unknown"
+	}
+	ts := now.UTC().Format(time.RFC3339Nano)
+	return &Record{
+		ID:              newID(),
+		ToolName:        call.Tool,
+		RiskClass:       risk,
+		SideEffectClass: sideEffectClass(v.Narrowed),
+		ResourceScope:   resourceScope(v.Narrowed),
+		Decision:        seed004Decision(v.Decision.Outcome),
+		PolicyRule:      v.Decision.Rule,
+		Reason:          v.Decision.Reason,
+		Timestamp:       ts,
+		Agent:           call.Agent,
+		Event:           call.Event,
+		Phase:           string(call.Phase),
+		Session:         call.Session,
+		Cwd:             call.Cwd,
+		ToolUseID:       call.ID,
+		Summary:         summarize(call.Input),
+		Via:             via,
+		Answer:          answer,
+		Outcome:         v.Decision.Outcome.String(),
+		CeilingOutcome:  v.CeilingOutcome.String(),
+		SessionKnown:    sess.Known,
+		Verdict:         &v,
+	}
+}
+
+// newID returns a random call id.
+func newID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%x", b)
+}

@@ -1,0 +1,212 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/narrowd/narrowd/daemon/agent"
+	"github.com/narrowd/narrowd/rules"
+)
+
+// The shim protocol on the Unix socket.
+const (
+	// HookPath is the shim's endpoint; {agent} is the agent's name or
+	// "auto".
+	HookPath = "/v1/hook/"
+	// StatusPath answers `narrowd status`.
+	StatusPath = "/v1/status"
+	// ReplyType is the media type of the shim's reply envelope.
+	ReplyType = "application/vnd.narrowd.reply+json"
+)
+
+// Envelope is the daemon's answer to the shim: the agent's reply and the
+// audit id of the call.
+type Envelope struct {
+	agent.Reply
+	// ID is the audit record id; empty for calls that make no decision
+	// (post-tool events).
+	ID string `json:"id,omitempty"`
+}
+
+// peerListener hands out connections that remember their peer's uid.
+type peerListener struct{ net.Listener }
+
+func (l *peerListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &peerConn{Conn: c}, nil
+}
+
+// peerConn looks its peer's uid up once, lazily, in the first request's
+// goroutine (not in the accept loop: the /proc/net scan for TCP costs).
+type peerConn struct {
+	net.Conn
+	once sync.Once
+	uid  uint32
+	err  error
+}
+
+func (c *peerConn) peer() (uint32, error) {
+	c.once.Do(func() { c.uid, c.err = peerUID(c.Conn, "/proc/net") })
+	return c.uid, c.err
+}
+
+type connKey struct{}
+
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// samePeer lets a request through only when its connection comes from the
+// daemon's own uid; others get 403 and are counted.
+func (s *Server) samePeer(h http.Handler) http.Handler {
+	self := uint32(os.Getuid())
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pc, _ := r.Context().Value(connKey{}).(*peerConn)
+		var uid uint32
+		err := errors.New("connection has no peer information")
+		if pc != nil {
+			uid, err = pc.peer()
+		}
+		if err != nil || uid != self {
+			s.metrics.peerRejections.Inc()
+			s.log.Warn("refused a connection from another user", "uid", uid, "err", err, "remote", r.RemoteAddr)
+			w.Header().Set("Connection", "close")
+			http.Error(w, "narrowd: forbidden: not the daemon's user", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) unixHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+HookPath+"{agent}", s.serveShim)
+	mux.HandleFunc("GET "+StatusPath, s.serveStatus)
+	return s.samePeer(mux)
+}
+
+func (s *Server) tcpHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /hook/claude", s.serveClaudeHTTP)
+	return s.samePeer(mux)
+}
+
+func (s *Server) metricsHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.metrics.Handler())
+	return s.samePeer(mux)
+}
+
+// readPayload reads a request body of at most agent.MaxPayload bytes.
+func readPayload(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, agent.MaxPayload)
+	return io.ReadAll(body)
+}
+
+// interactive reads the call's interactive=0|1 query parameter, falling
+// back to the daemon's default.
+func (s *Server) interactive(r *http.Request) bool {
+	if v := r.URL.Query().Get("interactive"); v != "" {
+		b, err := strconv.ParseBool(v)
+		return err == nil && b
+	}
+	return s.cfg.Interactive
+}
+
+// serveShim answers the shim: the request body is the agent's raw payload,
+// the response an [Envelope]. Every failure the daemon can still answer is
+// a blocking reply in the envelope, never an HTTP error, so the shim does
+// not fall back to judging a call the daemon already refused.
+func (s *Server) serveShim(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("agent")
+	payload, err := readPayload(w, r)
+	var env Envelope
+	if err != nil {
+		env.Reply = s.refuse(name, "socket", err)
+	} else {
+		env.Reply, env.ID = s.Handle(name, payload, "socket", agent.Options{Interactive: s.interactive(r)})
+	}
+	w.Header().Set("Content-Type", ReplyType)
+	json.NewEncoder(w).Encode(env)
+}
+
+// serveClaudeHTTP answers Claude Code's http hook: the body is Claude's
+// payload and the response body Claude's JSON reply. Claude ignores status
+// codes and treats an empty 2xx body as no objection, so every block is
+// JSON in a 200 body.
+func (s *Server) serveClaudeHTTP(w http.ResponseWriter, r *http.Request) {
+	payload, err := readPayload(w, r)
+	var reply agent.Reply
+	if err != nil {
+		reply = s.refuse(agent.Claude, "http", err)
+	} else {
+		reply, _ = s.Handle(agent.Claude, payload, "http", agent.Options{Interactive: s.interactive(r)})
+	}
+	if reply.ExitCode != 0 && len(reply.Stdout) == 0 {
+		// A block that lives only in the exit code would be lost here.
+		reply = agent.Fail(agent.Claude, rules.Call{}, "narrowd's reply could not be sent over http")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(reply.Stdout)
+}
+
+// refuse answers a request whose body could not be read (too large, cut
+// off, too slow) with a blocking reply, and counts it.
+func (s *Server) refuse(name, via string, err error) agent.Reply {
+	reason := "the hook payload could not be read"
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		reason = "the hook payload is larger than narrowd accepts"
+	}
+	s.log.Warn("refused a hook payload", "agent", name, "via", via, "err", err)
+	s.metrics.decisions.WithLabelValues(agentLabel(name), "other", "error").Inc()
+	return agent.Fail(name, rules.Call{}, reason)
+}
+
+// Status is what `narrowd status` shows.
+type Status struct {
+	PID            int       `json:"pid"`
+	Version        string    `json:"version"`
+	Started        time.Time `json:"started"`
+	Socket         string    `json:"socket"`
+	Profile        string    `json:"profile"`
+	AuditDir       string    `json:"audit_dir"`
+	StateDir       string    `json:"state_dir"`
+	AllowAtPreTool bool      `json:"allow_at_pre_tool"`
+	Interactive    bool      `json:"interactive"`
+	LastReloadErr  string    `json:"last_reload_error,omitempty"`
+}
+
+func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
+	s.reloadMu.Lock()
+	lre := s.lastReloadErr
+	s.reloadMu.Unlock()
+	st := Status{
+		PID:            os.Getpid(),
+		Version:        s.cfg.Version,
+		Started:        s.started,
+		Socket:         s.cfg.SocketPath,
+		Profile:        s.cfg.Engine.Profile,
+		AuditDir:       s.cfg.AuditDir,
+		StateDir:       s.cfg.StateDir,
+		AllowAtPreTool: s.cfg.AllowAtPreTool,
+		Interactive:    s.cfg.Interactive,
+		LastReloadErr:  lre,
+	}
+	if st.Profile == "" {
+		st.Profile = "standard"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(st)
+}

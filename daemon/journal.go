@@ -1,0 +1,200 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// errClosed reports a write to a journal that was closed.
+var errClosed = errors.New("journal closed")
+
+// journal is an append-only file of lines written with group commit: each
+// Append returns only after its line is written and fsynced, and
+// concurrent appends share one write and one fsync. A failed write is
+// truncated away, so the file only ever holds acknowledged lines.
+type journal struct {
+	path string
+	// full, when set, is called by the writer goroutine before a batch
+	// when the file has grown past limit; it replaces the file (rotation
+	// or compaction) and returns the new size.
+	limit int64
+	full  func(f *os.File, size int64) (*os.File, int64, error)
+	// logErr reports errors the journal survived (a failed rotation).
+	logErr func(error)
+
+	reqs chan journalReq
+	quit chan struct{}
+	done chan struct{}
+	once sync.Once
+
+	// Owned by the writer goroutine.
+	f    *os.File
+	size int64
+}
+
+type journalReq struct {
+	line []byte
+	errc chan error
+}
+
+// maxBatch bounds how many lines share one fsync.
+const maxBatch = 512
+
+// openJournal opens (creating) the file at path for appending and starts
+// its writer.
+func openJournal(path string, limit int64, full func(*os.File, int64) (*os.File, int64, error), logErr func(error)) (*journal, error) {
+	f, size, err := openAppend(path)
+	if err != nil {
+		return nil, err
+	}
+	j := &journal{
+		path:   path,
+		limit:  limit,
+		full:   full,
+		logErr: logErr,
+		reqs:   make(chan journalReq),
+		quit:   make(chan struct{}),
+		done:   make(chan struct{}),
+		f:      f,
+		size:   size,
+	}
+	go j.run()
+	return j, nil
+}
+
+// openAppend opens path for appending with mode 0600, makes a new file's
+// directory entry durable, and returns the current size.
+func openAppend(path string) (*os.File, int64, error) {
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, 0, fmt.Errorf("failed to open %s: %w", path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("failed to stat %s: %w", path, err)
+	}
+	if errors.Is(statErr, os.ErrNotExist) {
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			f.Close()
+			return nil, 0, err
+		}
+	}
+	return f, fi.Size(), nil
+}
+
+// syncDir fsyncs a directory so renames and new entries in it survive a
+// crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("failed to open %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("failed to sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Append writes line (which must end in a newline) durably.
+func (j *journal) Append(line []byte) error {
+	errc := make(chan error, 1)
+	select {
+	case j.reqs <- journalReq{line, errc}:
+	case <-j.quit:
+		return errClosed
+	}
+	return <-errc
+}
+
+// Close stops the writer after the batch in progress and closes the file.
+func (j *journal) Close() error {
+	j.once.Do(func() { close(j.quit) })
+	<-j.done
+	return nil
+}
+
+func (j *journal) run() {
+	defer close(j.done)
+	defer func() {
+		if j.f != nil {
+			j.f.Close()
+		}
+	}()
+	batch := make([]journalReq, 0, maxBatch)
+	var buf []byte
+	for {
+		select {
+		case r := <-j.reqs:
+			batch = append(batch[:0], r)
+		more:
+			for len(batch) < maxBatch {
+				select {
+				case r := <-j.reqs:
+					batch = append(batch, r)
+				default:
+					break more
+				}
+			}
+			buf = buf[:0]
+			for _, r := range batch {
+				buf = append(buf, r.line...)
+			}
+			err := j.write(buf)
+			for _, r := range batch {
+				r.errc <- err
+			}
+			clear(batch)
+		case <-j.quit:
+			return
+		}
+	}
+}
+
+// write appends buf and fsyncs. On failure it truncates the file back to
+// the last acknowledged size and drops the handle so the next batch
+// reopens the file.
+func (j *journal) write(buf []byte) error {
+	if j.f == nil {
+		f, size, err := openAppend(j.path)
+		if err != nil {
+			return err
+		}
+		j.f, j.size = f, size
+	}
+	if j.full != nil && j.size > 0 && j.size+int64(len(buf)) > j.limit {
+		// full returns the file to go on with: the new one, or the old
+		// one when it could not replace it (keep appending rather than
+		// lose records), or nil when neither is usable.
+		f, size, err := j.full(j.f, j.size)
+		if err != nil && j.logErr != nil {
+			j.logErr(err)
+		}
+		if f == nil {
+			j.f = nil
+			return fmt.Errorf("failed to replace %s: %w", j.path, err)
+		}
+		j.f, j.size = f, size
+	}
+	n, err := j.f.Write(buf)
+	if err == nil {
+		err = j.f.Sync()
+	}
+	if err != nil {
+		if n > 0 {
+			// Best effort: the caller is told the write failed, so the
+			// lines must not stay behind as acknowledged-looking records.
+			_ = j.f.Truncate(j.size)
+		}
+		j.f.Close()
+		j.f = nil
+		return fmt.Errorf("failed to append to %s: %w", j.path, err)
+	}
+	j.size += int64(n)
+	return nil
+}

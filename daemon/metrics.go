@@ -1,0 +1,203 @@
+package daemon
+
+import (
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the daemon's Prometheus metrics, on a private registry.
+// Labels are bounded: agent names, tool names only for built-in tools
+// ("mcp" and "other" otherwise), outcomes, evidence kinds and strengths.
+// Nothing is ever labelled by path, command, cwd or session.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	decisions       *prometheus.CounterVec
+	promptsAvoided  *prometheus.CounterVec
+	avoidedEstimate *prometheus.CounterVec
+	evidence        *prometheus.CounterVec
+	unlabelled      *prometheus.CounterVec
+	duration        prometheus.Histogram
+	reloads         *prometheus.CounterVec
+	auditErrors     prometheus.Counter
+	peerRejections  prometheus.Counter
+
+	mu    sync.Mutex
+	kinds map[string]bool // evidence kinds seen, bounded by maxEvidenceKinds
+}
+
+const (
+	namespace        = "narrowd"
+	maxEvidenceKinds = 128
+)
+
+// NewMetrics builds the metrics and registers them, with the Go and
+// process collectors, on a new private registry.
+func NewMetrics(version string) *Metrics {
+	m := &Metrics{
+		reg:   prometheus.NewRegistry(),
+		kinds: make(map[string]bool),
+	}
+	name := func(n string) string { return prometheus.BuildFQName(namespace, "", n) }
+	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: name("decisions_total"),
+		Help: "Pre-tool and permission-request calls answered, by agent, tool and outcome (allow, sandbox, ask, deny, abstain, error).",
+	}, []string{"agent", "tool", "outcome"})
+	m.promptsAvoided = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: name("prompts_avoided_total"),
+		Help: "Permission requests narrowd answered with allow: prompts a person would have seen.",
+	}, []string{"agent", "tool"})
+	m.avoidedEstimate = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: name("prompts_avoided_estimate_total"),
+		Help: "Pre-tool allows whose un-narrowed ceiling would not have been allowed, for agents without a permission-request hook (an estimate).",
+	}, []string{"agent", "tool"})
+	m.evidence = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: name("evidence_total"),
+		Help: "Evidence gathered for judged calls, by kind and strength.",
+	}, []string{"kind", "strength"})
+	m.unlabelled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: name("unlabelled_calls_total"),
+		Help: "Judged calls to tools nobody labelled.",
+	}, []string{"agent"})
+	m.duration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    name("decision_duration_seconds"),
+		Help:    "Time the engine took to judge one call.",
+		Buckets: prometheus.ExponentialBuckets(5e-6, 2.5, 12),
+	})
+	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: name("profile_reloads_total"),
+		Help: "Engine rebuilds after a watched file changed, by result (ok, error).",
+	}, []string{"result"})
+	m.auditErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: name("audit_errors_total"),
+		Help: "Audit records that could not be written durably; each such call was blocked.",
+	})
+	m.peerRejections = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: name("peer_rejections_total"),
+		Help: "Connections refused because the peer was not the daemon's own user.",
+	})
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        name("build_info"),
+		Help:        "Build information; always 1.",
+		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
+	})
+	buildInfo.Set(1)
+	// Pre-create the reload results so a scrape shows zeros.
+	m.reloads.WithLabelValues("ok")
+	m.reloads.WithLabelValues("error")
+	m.reg.MustRegister(m.decisions, m.promptsAvoided, m.avoidedEstimate, m.evidence,
+		m.unlabelled, m.duration, m.reloads, m.auditErrors, m.peerRejections, buildInfo,
+		prometheus.NewGoCollector(),
+		prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry returns the private registry, for tests and for embedding.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the registry in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// evidenceKind bounds the kind label: well-formed kinds up to
+// maxEvidenceKinds distinct values, "other" after that.
+func (m *Metrics) evidenceKind(kind string) string {
+	if !wellFormedKind(kind) {
+		return "other"
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.kinds[kind] {
+		return kind
+	}
+	if len(m.kinds) >= maxEvidenceKinds {
+		return "other"
+	}
+	m.kinds[kind] = true
+	return kind
+}
+
+// knownAgents are the agent label values; anything else is "other".
+var knownAgents = map[string]bool{"claude": true, "codex": true, "gemini": true, "copilot": true, "cursor": true}
+
+// builtinTools are the built-in tool names of each agent (research/hooks.md
+// §1.4, §2.4, §3.2, §4.4, §5.3). Only these appear as tool label values.
+var builtinTools = map[string]map[string]bool{
+	"claude": set("Bash", "PowerShell", "Read", "Write", "Edit", "MultiEdit", "NotebookEdit",
+		"Glob", "Grep", "WebFetch", "WebSearch", "Agent", "Task", "TodoWrite", "AskUserQuestion",
+		"ExitPlanMode", "EnterPlanMode", "Skill", "LSP", "ToolSearch", "TaskCreate", "TaskGet",
+		"TaskList", "TaskUpdate", "TaskStop", "TaskOutput", "ListMcpResourcesTool",
+		"ReadMcpResourceTool", "Workflow", "SendMessage"),
+	"codex": set("Bash", "apply_patch", "spawn_agent", "exec_command", "write_stdin",
+		"view_image", "web_search", "update_plan"),
+	"gemini": set("run_shell_command", "read_file", "read_many_files", "write_file", "replace",
+		"glob", "grep_search", "search_file_content", "list_directory", "web_fetch",
+		"google_web_search", "write_todos", "ask_user", "activate_skill", "save_memory",
+		"read_mcp_resource", "list_mcp_resources"),
+	"copilot": set("bash", "powershell", "read_bash", "write_bash", "stop_bash", "list_bash",
+		"view", "create", "edit", "str_replace_editor", "apply_patch", "grep", "rg", "glob",
+		"web_fetch", "web_search", "ask_user", "update_todo", "task", "skill",
+		// PascalCase payloads carry Claude's names.
+		"Bash", "Read", "Write", "Edit", "Glob", "Grep", "WebFetch", "WebSearch", "Agent"),
+	"cursor": set("Shell", "Read", "Write", "Edit", "Grep", "Glob", "Delete", "Task",
+		"LS", "WebSearch", "WebFetch"),
+}
+
+func set(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// agentLabel bounds the agent label.
+func agentLabel(agent string) string {
+	if knownAgents[agent] {
+		return agent
+	}
+	return "other"
+}
+
+// toolLabel bounds the tool label: built-in names as they are, MCP tools
+// as "mcp", everything else as "other".
+func toolLabel(agent, tool string) string {
+	if builtinTools[agent][tool] {
+		return tool
+	}
+	if isMCP(agent, tool) {
+		return "mcp"
+	}
+	return "other"
+}
+
+func isMCP(agent, tool string) bool {
+	switch {
+	case strings.HasPrefix(tool, "mcp__"), strings.HasPrefix(tool, "MCP:"):
+		return true
+	case agent == "gemini" && strings.HasPrefix(tool, "mcp_"):
+		return true
+	}
+	return false
+}
+
+// wellFormedKind reports whether kind looks like a stable evidence kind:
+// 1 to 48 characters of [a-z0-9_-], starting with a letter or digit.
+func wellFormedKind(kind string) bool {
+	if kind == "" || len(kind) > 48 || kind[0] == '-' || kind[0] == '_' {
+		return false
+	}
+	for i := 0; i < len(kind); i++ {
+		c := kind[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
