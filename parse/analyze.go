@@ -34,6 +34,7 @@ func Analyze(src string, k *Knowledge) *Analysis {
 		a.Err = err
 		return a
 	}
+	a.Programs = make([]Program, 0, len(s.Commands))
 	z := analyzer{k: k, a: a}
 	z.script(s, frame{})
 	return a
@@ -45,10 +46,12 @@ type analyzer struct {
 	a *Analysis
 	// funcs names every function defined by the text or a script it
 	// runs in the same shell.
-	funcs []string
+	funcs map[string]bool
 	// dirLost is set once eval changed directory: where later commands
 	// run is unknown.
 	dirLost bool
+	// seen holds the reasons already listed, to list each once.
+	seen map[Unproven]bool
 }
 
 // frame is what the wrappers around a command add to it.
@@ -62,16 +65,24 @@ type frame struct {
 }
 
 func (z *analyzer) unproven(p Pos, why string) {
-	for _, u := range z.a.Unproven {
-		if u.Pos == p && u.Why == why {
-			return
-		}
+	u := Unproven{Pos: p, Why: why}
+	if z.seen == nil {
+		z.seen = map[Unproven]bool{}
 	}
-	z.a.Unproven = append(z.a.Unproven, Unproven{Pos: p, Why: why})
+	if z.seen[u] {
+		return
+	}
+	z.seen[u] = true
+	z.a.Unproven = append(z.a.Unproven, u)
 }
 
 func (z *analyzer) script(s *Script, fr frame) {
-	z.funcs = append(z.funcs, s.Functions...)
+	for _, f := range s.Functions {
+		if z.funcs == nil {
+			z.funcs = map[string]bool{}
+		}
+		z.funcs[f] = true
+	}
 	for _, u := range s.Unproven {
 		z.unproven(u.Pos, u.Why)
 	}
@@ -120,7 +131,7 @@ func (z *analyzer) command(c *Command, fr frame) {
 		z.add(p, fr)
 		return
 	}
-	if name := c.Argv[0]; name.Literal && slices.Contains(z.funcs, name.Value) {
+	if name := c.Argv[0]; name.Literal && z.funcs[name.Value] {
 		z.unproven(name.Pos, whyFunctionCall)
 	}
 	if c.Decl {
@@ -291,11 +302,11 @@ func (z *analyzer) nested(w Word, fr frame) {
 	progs := len(z.a.Programs)
 	// Reasons are gathered apart so that dedup works on the final
 	// positions.
-	outer := z.a.Unproven
-	z.a.Unproven = nil
+	outer, seen := z.a.Unproven, z.seen
+	z.a.Unproven, z.seen = nil, nil
 	z.script(s, fr)
 	found := z.a.Unproven
-	z.a.Unproven = outer
+	z.a.Unproven, z.seen = outer, seen
 	for i := progs; i < len(z.a.Programs); i++ {
 		p := &z.a.Programs[i]
 		p.Pos = w.Pos

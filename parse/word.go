@@ -311,10 +311,17 @@ func expansionIn(val []byte, bare []bool, mode wordMode) string {
 	return ""
 }
 
-// globOrBrace finds pathname and brace expansion. It errs on the side of
-// calling a word dynamic: a '[' counts as a glob when any ']' follows it.
+// globOrBrace finds pathname and brace expansion in one pass. It errs
+// on the side of calling a word dynamic: a '[' counts as a glob when any
+// ']' follows it, and braces count when an unquoted '{', then an
+// unquoted ',' or "..", then an unquoted '}' appear in that order.
 func globOrBrace(val []byte, bare []bool) string {
+	bracket := false
+	brace := 0 // 1: seen '{'; 2: seen '{' then a separator
 	for i, c := range val {
+		if c == ']' && bracket {
+			return whyGlob
+		}
 		if !bare[i] {
 			continue
 		}
@@ -322,40 +329,24 @@ func globOrBrace(val []byte, bare []bool) string {
 		case '*', '?':
 			return whyGlob
 		case '[':
-			if strings.IndexByte(string(val[i+1:]), ']') >= 0 {
-				return whyGlob
-			}
+			bracket = true
 		case '{':
-			if braceAt(val, bare, i) {
+			brace = max(brace, 1)
+		case ',':
+			if brace == 1 {
+				brace = 2
+			}
+		case '.':
+			if brace == 1 && i+1 < len(val) && val[i+1] == '.' && bare[i+1] {
+				brace = 2
+			}
+		case '}':
+			if brace == 2 {
 				return whyBrace
 			}
 		}
 	}
 	return ""
-}
-
-// braceAt reports whether the unquoted '{' at i opens a brace expansion:
-// an unquoted '}' follows with an unquoted ',' or ".." between them.
-func braceAt(val []byte, bare []bool, i int) bool {
-	sep := false
-	for j := i + 1; j < len(val); j++ {
-		if !bare[j] {
-			continue
-		}
-		switch val[j] {
-		case ',':
-			sep = true
-		case '.':
-			if j+1 < len(val) && val[j+1] == '.' && bare[j+1] {
-				sep = true
-			}
-		case '}':
-			if sep {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // hasTilde finds tilde expansion: an unquoted '~' at the start of the
