@@ -213,8 +213,13 @@ func Encode(agent string, call rules.Call, d rules.Decision, opt Options) Reply 
 // Claude's http hook, an empty 200 body). The agent's own permission flow
 // then decides. Use it only where that flow is safe, such as for calls
 // narrowd would allow, or at a permission-request event before a person
-// is asked.
-func Abstain(agent string, call rules.Call) Reply {
+// is asked. Cursor gets an empty JSON object instead: narrowd installs its
+// Cursor hooks failClosed, and Cursor counts output that is not JSON as a
+// failure there.
+func Abstain(agent string, _ rules.Call) Reply {
+	if agent == Cursor {
+		return Reply{Stdout: []byte("{}\n")}
+	}
 	return Reply{}
 }
 
