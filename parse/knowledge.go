@@ -262,6 +262,9 @@ func (s *spec) compile(names []string, parent *spec) error {
 			s.Sub[a] = s.Sub[n]
 		}
 	}
+	if s.DefaultSub != "" && s.Sub[s.DefaultSub] == nil {
+		return bad("default_sub %q is not a subcommand", s.DefaultSub)
+	}
 	return nil
 }
 

@@ -118,6 +118,11 @@ func (r *run) spec(s *spec, args []Word) {
 	case "tar":
 		args = tarOldStyle(args)
 	}
+	if s.DefaultSub != "" && (len(args) == 0 || strings.HasPrefix(args[0].Value, "-")) {
+		r.raise(s.Mutation, s.Net, s.Financial, s.RunsCode, s.Global, s.Irreversible, s.Privileged)
+		r.spec(s.Sub[s.DefaultSub], args)
+		return
+	}
 	p := r.parse(s, args)
 	if r.why != "" {
 		return
@@ -125,7 +130,16 @@ func (r *run) spec(s *spec, args []Word) {
 	for _, h := range p.hits {
 		r.applyHit(s, h)
 	}
+	readMode := false
+	for _, h := range p.hits {
+		if e := h.def.eff; e != nil && !h.negated && e.ReadMode {
+			readMode = true
+		}
+	}
 	if len(s.Sub) > 0 && p.sub >= 0 {
+		// A parent's own effects hold for all its subcommands: docker
+		// state is global whatever the subcommand.
+		r.raise(s.Mutation, s.Net, s.Financial, s.RunsCode, s.Global, s.Irreversible, s.Privileged)
 		subName := args[p.sub].Value
 		sub := s.Sub[subName]
 		if sub == nil {
@@ -139,16 +153,29 @@ func (r *run) spec(s *spec, args []Word) {
 		// --help, --version: prints and exits before anything else.
 		return
 	}
-	r.raise(s.Mutation, s.Net, s.Financial, s.RunsCode, s.Global, s.Irreversible, s.Privileged)
+	if readMode {
+		r.raise(lvlRead, s.Net, finUnset, s.RunsCode, false, false, s.Privileged)
+	} else {
+		r.raise(s.Mutation, s.Net, s.Financial, s.RunsCode, s.Global, s.Irreversible, s.Privileged)
+	}
 	if s.Unknown != "" {
 		r.fail(s.Unknown)
 	}
-	if s.Empty != "" && len(p.ops) == 0 && len(p.rest) == 0 {
+	supplied := false // a flag supplied the program (python -m, sed -e)
+	for _, h := range p.hits {
+		if e := h.def.eff; e != nil && e.hasArgs {
+			supplied = true
+		}
+	}
+	if s.Empty != "" && len(p.ops) == 0 && len(p.rest) == 0 && !supplied {
 		r.fail(s.Empty)
 	}
 	recursive := s.Recursive
 	var retarget optAccess
 	cwd := s.Cwd
+	if readMode {
+		cwd = optAccess{}
+	}
 	for _, h := range p.hits {
 		if e := h.def.eff; e != nil && !h.negated {
 			recursive = recursive || e.Recursive

@@ -47,6 +47,9 @@ type spec struct {
 	Flag map[string]*effect `toml:"flag"`
 	// Sub are the subcommands; when set, the first operand must name one.
 	Sub map[string]*spec `toml:"sub"`
+	// DefaultSub is the subcommand that runs when the words start with a
+	// flag or are absent (git stash is git stash push).
+	DefaultSub string `toml:"default_sub"`
 	// Persistent makes this command's flags valid after its subcommands
 	// too (cobra's persistent flags: kubectl -n, docker --context).
 	Persistent bool `toml:"persistent"`
@@ -101,6 +104,10 @@ type effect struct {
 	Retarget optAccess `toml:"retarget"`
 	// Cwd raises the access to the working directory.
 	Cwd optAccess `toml:"cwd"`
+	// ReadMode selects a listing or checking mode (crontab -l, black
+	// --check): the command's own mutation, global, irreversible,
+	// financial and cwd effects do not apply; other flags' still do.
+	ReadMode bool `toml:"read_mode"`
 	// NoCwd drops the command's Cwd access: a listing mode of an
 	// extractor (unzip -l) touches nothing there.
 	NoCwd bool `toml:"no_cwd"`

@@ -230,7 +230,11 @@ func Abstain(agent string, _ rules.Call) Reply {
 // payload did not decode; the reply then blocks for whatever event fired
 // wherever the agent's protocol allows it.
 func Fail(agent string, call rules.Call, reason string) Reply {
-	r := "narrowd: could not check this call: " + clean(reason)
+	why := clean(reason)
+	if why == "" {
+		why = "internal error"
+	}
+	r := "narrowd: could not check this call: " + why
 	switch agent {
 	case Claude:
 		return failClaude(call, r)

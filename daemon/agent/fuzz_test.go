@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"errors"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -30,6 +31,14 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
 		agent := names[int(which)%len(names)]
+		if which >= 252 {
+			// Now and then, the same bytes padded past the bound: even
+			// a valid payload must then be refused.
+			long := io.MultiReader(bytes.NewReader(data), strings.NewReader(strings.Repeat(" ", MaxPayload+1)))
+			if _, err := Decode(agent, long); !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("padded past MaxPayload: err = %v, want ErrTooLarge", err)
+			}
+		}
 		call, err := Decode(agent, bytes.NewReader(data))
 		if err != nil {
 			if !reflect.DeepEqual(call, rules.Call{}) {

@@ -1,0 +1,854 @@
+package parse
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+)
+
+// testKnowledge loads the embedded table once for all tests.
+var testKnowledge = sync.OnceValues(DefaultKnowledge)
+
+func mustKnowledge(tb testing.TB) *Knowledge {
+	tb.Helper()
+	k, err := testKnowledge()
+	if err != nil {
+		tb.Fatalf("DefaultKnowledge: %v", err)
+	}
+	return k
+}
+
+// argv splits a test command line into literal words: whitespace
+// separates, single and double quotes group, backslash escapes. It is a
+// test helper, not the shell parser.
+func argv(s string) []Word {
+	var out []Word
+	var b strings.Builder
+	in, quote, esc := false, byte(0), false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case esc:
+			b.WriteByte(c)
+			esc = false
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else if c == '\\' && quote == '"' {
+				esc = true
+			} else {
+				b.WriteByte(c)
+			}
+		case c == '\\':
+			esc, in = true, true
+		case c == '\'' || c == '"':
+			quote, in = c, true
+		case c == ' ' || c == '\t':
+			if in {
+				out = append(out, Word{Value: b.String(), Literal: true, Pos: Pos{Line: 1, Col: i + 1}})
+				b.Reset()
+				in = false
+			}
+		default:
+			b.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, Word{Value: b.String(), Literal: true, Pos: Pos{Line: 1, Col: len(s)}})
+	}
+	return out
+}
+
+// pathsString renders paths as "access path [r]" joined by "; ".
+func pathsString(ps []PathArg) string {
+	if len(ps) == 0 {
+		return "-"
+	}
+	var parts []string
+	for _, p := range ps {
+		s := p.Access.String() + " " + p.Word.Value
+		if p.Recursive {
+			s += " r"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func innerString(in []Inner) string {
+	if len(in) == 0 {
+		return "-"
+	}
+	var parts []string
+	for _, i := range in {
+		switch {
+		case i.Script != nil:
+			parts = append(parts, "script:"+i.Script.Value)
+		default:
+			var vs []string
+			for _, w := range i.Argv {
+				vs = append(vs, w.Value)
+			}
+			s := "argv:" + strings.Join(vs, " ")
+			if i.Recursive {
+				s += " (r)"
+			}
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func yn(b bool) string {
+	if b {
+		return "y"
+	}
+	return "n"
+}
+
+var netNames = [...]string{"none", "local", "internet"}
+
+// classifyCase is one row: fields left empty are not checked.
+type classifyCase struct {
+	name    string
+	cmd     string
+	known   bool
+	why     string // substring of Why
+	mut     string
+	paths   string // pathsString form; "-" for none
+	net     string
+	code    string // y or n
+	global  string
+	irrev   string
+	priv    string
+	fin     string
+	wrapper string // "-" for none
+	inner   string // innerString form
+	rule    string
+}
+
+func (c classifyCase) check(t *testing.T, got Classification) {
+	t.Helper()
+	p := got.Program
+	if p.Known != c.known {
+		t.Errorf("Known = %v (why %q), want %v", p.Known, p.Why, c.known)
+	}
+	if !p.Known && p.Why == "" {
+		t.Errorf("unknown program without Why")
+	}
+	if c.why != "" && !strings.Contains(p.Why, c.why) {
+		t.Errorf("Why = %q, want it to contain %q", p.Why, c.why)
+	}
+	checks := []struct{ field, got, want string }{
+		{"Mutation", p.Mutation, c.mut},
+		{"Paths", pathsString(p.Paths), c.paths},
+		{"Net", netNames[p.Net], c.net},
+		{"RunsCode", yn(p.RunsCode), c.code},
+		{"Global", yn(p.Global), c.global},
+		{"Irreversible", yn(p.Irreversible), c.irrev},
+		{"Privileged", yn(p.Privileged), c.priv},
+		{"Financial", p.Financial, c.fin},
+		{"Wrapper", cmp(got.Wrapper, "-"), c.wrapper},
+		{"Inner", innerString(got.Inner), c.inner},
+		{"Rule", p.Rule, c.rule},
+	}
+	for _, ch := range checks {
+		if ch.want != "" && ch.got != ch.want {
+			t.Errorf("%s = %q, want %q", ch.field, ch.got, ch.want)
+		}
+	}
+}
+
+func cmp(s, empty string) string {
+	if s == "" {
+		return empty
+	}
+	return s
+}
+
+func runCases(t *testing.T, cases []classifyCase) {
+	t.Helper()
+	k := mustKnowledge(t)
+	seen := map[string]bool{}
+	for _, c := range cases {
+		if seen[c.name] {
+			t.Fatalf("duplicate case name %q", c.name)
+		}
+		seen[c.name] = true
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.check(t, k.Classify(argv(c.cmd)))
+		})
+	}
+}
+
+func TestClassifyCoreutils(t *testing.T) {
+	t.Parallel()
+	runCases(t, []classifyCase{
+		{name: "ls-plain", cmd: "ls", known: true, mut: "read", paths: "-", net: "none", code: "n", global: "n", irrev: "n", fin: "none", wrapper: "-"},
+		{name: "ls-combined-shorts", cmd: "ls -la src", known: true, mut: "read", paths: "read src", rule: "ls"},
+		{name: "ls-recursive-in-bundle", cmd: "ls -laR src", known: true, paths: "read src r", rule: "ls -R"},
+		{name: "ls-permuted-flag", cmd: "ls src -R", known: true, paths: "read src r"},
+		{name: "ls-double-dash", cmd: "ls -- -R", known: true, paths: "read -R"},
+		{name: "ls-unknown-flag", cmd: "ls --frobnicate", known: false, why: "unknown flag --frobnicate for ls", mut: "delete", code: "y"},
+		{name: "ls-unknown-short", cmd: "ls -j", known: false, why: "unknown flag -j"},
+		{name: "ls-long-abbrev", cmd: "ls --recur src", known: true, paths: "read src r"},
+		{name: "ls-long-abbrev-ambiguous", cmd: "ls --al", known: false, why: "ambiguous flag --al"},
+		{name: "ls-long-with-value", cmd: "ls --color=never --width 80 x", known: true, paths: "read x"},
+		{name: "ls-system-path", cmd: "/usr/bin/ls -l", known: true, mut: "read"},
+		{name: "ls-relative-path-runs", cmd: "./ls", known: false, code: "y", paths: "exec ./ls", why: "not a known command"},
+		{name: "script-runs", cmd: "./script.sh arg", known: false, code: "y", paths: "exec ./script.sh"},
+		{name: "unknown-command", cmd: "frobnicate --x", known: false, why: "unknown command frobnicate", mut: "delete", net: "internet", global: "y", irrev: "y", fin: "direct"},
+		{name: "cat-files", cmd: "cat -n a b", known: true, paths: "read a; read b"},
+		{name: "cat-stdin-dash", cmd: "cat -", known: true, paths: "-"},
+		{name: "cat-dev-null", cmd: "cat /dev/null", known: true, paths: "read /dev/null"},
+		{name: "head-attached-arg", cmd: "head -n5 f", known: true, paths: "read f"},
+		{name: "head-separate-arg", cmd: "head -n 5 f", known: true, paths: "read f"},
+		{name: "head-obsolete-number", cmd: "head -20 f", known: true, paths: "read f"},
+		{name: "tail-follow", cmd: "tail -f log.txt", known: true, paths: "read log.txt"},
+		{name: "wc-lines", cmd: "wc -l a", known: true, paths: "read a"},
+		{name: "sort-output-overwrites", cmd: "sort -o out.txt in.txt", known: true, mut: "delete", paths: "overwrite out.txt; read in.txt", rule: "sort -o"},
+		{name: "sort-compress-program", cmd: "sort --compress-program=gzip x", known: false, why: "runs a program"},
+		{name: "uniq-output-operand", cmd: "uniq in out", known: true, paths: "read in; overwrite out"},
+		{name: "tr-text-operands", cmd: "tr a-z A-Z", known: true, paths: "-"},
+		{name: "cut-fields", cmd: "cut -d: -f1 /etc/passwd", known: true, paths: "read /etc/passwd"},
+		{name: "echo-anything", cmd: "echo -n --help x", known: true, paths: "-", mut: "read"},
+		{name: "printf-format", cmd: "printf '%s\\n' x", known: true},
+		{name: "true-colon", cmd: ":", known: true},
+		{name: "test-bracket", cmd: "[ -f x ]", known: true, mut: "read"},
+		{name: "date-set-clock", cmd: "date -s now", known: false, why: "date -s"},
+		{name: "pwd", cmd: "pwd -P", known: true},
+		{name: "which", cmd: "which -a go", known: true, paths: "-"},
+		{name: "stat-file", cmd: "stat -c %s f", known: true, paths: "read f"},
+		{name: "du-recursive", cmd: "du -sh .", known: true, paths: "read . r"},
+		{name: "diff-recursive", cmd: "diff -ru a b", known: true, paths: "read a r; read b r"},
+		{name: "diff-unified-attached", cmd: "diff -U3 a b", known: true},
+		{name: "tee-overwrites", cmd: "tee out.log", known: true, mut: "delete", paths: "overwrite out.log"},
+		{name: "tee-append-updates", cmd: "tee -a out.log", known: true, mut: "update", paths: "update out.log"},
+		{name: "touch-updates", cmd: "touch a", known: true, mut: "update", paths: "update a"},
+		{name: "touch-reference", cmd: "touch -r ref a", known: true, paths: "read ref; update a"},
+		{name: "mkdir-creates", cmd: "mkdir -p a/b", known: true, mut: "create", paths: "create a/b"},
+		{name: "rmdir-deletes", cmd: "rmdir a", known: true, mut: "delete", paths: "delete a"},
+		{name: "cp-source-dest", cmd: "cp a b", known: true, mut: "delete", paths: "read a; overwrite b"},
+		{name: "cp-recursive-many", cmd: "cp -r a b dest", known: true, paths: "read a r; read b r; overwrite dest r", rule: "cp -R"},
+		{name: "cp-target-directory", cmd: "cp -t dest a b", known: true, paths: "overwrite dest; read a; read b"},
+		{name: "mv-update-and-overwrite", cmd: "mv a b", known: true, mut: "delete", paths: "update a r; overwrite b r"},
+		{name: "rm-recursive-force", cmd: "rm -rf build", known: true, mut: "delete", paths: "delete build r", rule: "rm -r"},
+		{name: "rm-dash-dash-file", cmd: "rm -- -rf", known: true, paths: "delete -rf"},
+		{name: "rm-long-recursive", cmd: "rm --recursive --force x", known: true, paths: "delete x r"},
+		{name: "ln-symbolic", cmd: "ln -s target link", known: true, mut: "create", paths: "read target; create link"},
+		{name: "ln-force", cmd: "ln -sf target link", known: true, mut: "delete", paths: "read target; overwrite link"},
+		{name: "chmod-recursive", cmd: "chmod -R 755 dir", known: true, mut: "update", paths: "update dir r"},
+		{name: "chown-user", cmd: "chown user:group f", known: true, paths: "update f"},
+		{name: "truncate-size", cmd: "truncate -s 0 f", known: true, mut: "delete", paths: "overwrite f"},
+		{name: "shred-remove", cmd: "shred -u f", known: true, paths: "delete f"},
+		{name: "dd-if-of", cmd: "dd if=a of=b bs=1M count=1", known: true, paths: "read a; overwrite b"},
+		{name: "dd-unknown-operand", cmd: "dd iff=a", known: false, why: "unknown dd operand"},
+		{name: "mktemp-dir", cmd: "mktemp -d", known: true, mut: "create"},
+		{name: "install-d", cmd: "install -d out", known: true, paths: "create out"},
+		{name: "split-writes-cwd", cmd: "split -l 10 f", known: true, paths: "read f; overwrite ."},
+		{name: "patch-strip", cmd: "patch -p1 -i fix.patch", known: true, mut: "update", paths: "read fix.patch"},
+		{name: "base64-decode", cmd: "base64 -d f", known: true, paths: "read f"},
+		{name: "sha256sum-check", cmd: "sha256sum -c sums", known: true, paths: "read sums"},
+		{name: "xxd-revert-output", cmd: "xxd -r dump bin", known: true, paths: "read dump; overwrite bin"},
+		{name: "too-many-operands", cmd: "join a b c", known: false, why: "too many arguments"},
+		{name: "column-table", cmd: "column -t -s, f.csv", known: true, paths: "read f.csv"},
+		{name: "seq-no-permute", cmd: "seq 1 10", known: true},
+		{name: "tree-output-file", cmd: "tree -o out.txt src", known: true, paths: "overwrite out.txt; read src r"},
+		{name: "gzip-replaces-file", cmd: "gzip f", known: true, mut: "delete", paths: "delete f"},
+		{name: "gzip-keep", cmd: "gzip -k f", known: true, mut: "create", paths: "create f"},
+		{name: "gzip-stdout", cmd: "gzip -c f", known: true, mut: "read", paths: "read f"},
+		{name: "gunzip-list", cmd: "gunzip -l f.gz", known: true, mut: "read"},
+		{name: "zcat-reads", cmd: "zcat a.gz", known: true, paths: "read a.gz"},
+	})
+}
+
+func TestClassifySearch(t *testing.T) {
+	t.Parallel()
+	runCases(t, []classifyCase{
+		{name: "grep-pattern-files", cmd: "grep -n foo a b", known: true, paths: "read a; read b"},
+		{name: "grep-recursive", cmd: "grep -rn TODO .", known: true, paths: "read . r", rule: "grep -r"},
+		{name: "grep-e-moves-pattern", cmd: "grep -e x -e y a", known: true, paths: "read a"},
+		{name: "grep-f-reads", cmd: "grep -f pats.txt a", known: true, paths: "read pats.txt; read a"},
+		{name: "grep-context-number", cmd: "grep -3 foo a", known: true, paths: "read a"},
+		{name: "egrep-alias", cmd: "egrep 'a|b' f", known: true, paths: "read f"},
+		{name: "rg-recursive-default", cmd: "rg -n foo src", known: true, paths: "read src r"},
+		{name: "rg-pre-runs-program", cmd: "rg --pre x foo", known: false, why: "rg --pre"},
+		{name: "rg-pre-equals", cmd: "rg --pre=./decode foo", known: false, why: "rg --pre"},
+		{name: "rg-no-abbreviation", cmd: "rg --pr foo", known: false, why: "unknown flag --pr"},
+		{name: "rg-search-zip", cmd: "rg -z foo logs", known: true, paths: "read logs r"},
+		{name: "fd-exec", cmd: "fd -e go -x gofmt -w", known: false, why: "fd --exec"},
+		{name: "fd-find", cmd: "fd -e go main src", known: true, paths: "read src r"},
+		{name: "jq-filter-file", cmd: "jq -r .name package.json", known: true, paths: "read package.json"},
+		{name: "jq-arg-two-words", cmd: "jq --arg x y . f", known: false, why: "two words"},
+		{name: "find-plain", cmd: "find . -name '*.go' -type f", known: true, mut: "read", paths: "read . r", wrapper: "-"},
+		{name: "find-default-root", cmd: "find -name x", known: true, paths: "read . r"},
+		{name: "find-exec-plus", cmd: "find . -exec rm {} +", known: true, wrapper: "find -exec", inner: "argv:rm . (r)", paths: "read . r"},
+		{name: "find-exec-semicolon-roots", cmd: "find a b -name x -exec grep -l foo {} ;", known: true, inner: "argv:grep -l foo a b (r)"},
+		{name: "find-execdir", cmd: "find src -execdir chmod 644 {} ;", known: true, wrapper: "find -exec", inner: "argv:chmod 644 src (r)"},
+		{name: "find-ok", cmd: "find . -ok rm {} ;", known: true, inner: "argv:rm . (r)"},
+		{name: "find-exec-substring", cmd: "find . -exec sh -c 'echo {}' ;", known: false, why: "inside a word"},
+		{name: "find-exec-unterminated", cmd: "find . -exec rm {}", known: false, why: "without ;"},
+		{name: "find-exec-runs-found", cmd: "find . -exec {} ;", known: false, why: "runs the found files"},
+		{name: "find-delete", cmd: "find . -name '*.o' -delete", known: true, mut: "delete", paths: "delete . r", rule: "find -delete"},
+		{name: "find-fprint", cmd: "find . -fprint out.txt", known: true, mut: "delete", paths: "overwrite out.txt; read . r"},
+		{name: "find-fprintf", cmd: "find . -fprintf out.txt %p", known: true, paths: "overwrite out.txt; read . r"},
+		{name: "find-fls", cmd: "find . -fls out.txt", known: true, paths: "overwrite out.txt; read . r"},
+		{name: "find-newer-reads", cmd: "find . -newer stamp", known: true, paths: "read stamp; read . r"},
+		{name: "find-follow-links", cmd: "find -L . -name x", known: false, why: "symbolic links"},
+		{name: "find-unknown-primary", cmd: "find . -frobnicate", known: false, why: "unknown find primary"},
+		{name: "find-operators", cmd: "find . ( -name a -o -name b ) ! -path ./x -print", known: true},
+		{name: "xargs-rm", cmd: "xargs rm", known: false, why: "xargs passes unknown arguments", wrapper: "xargs", inner: "argv:rm"},
+		{name: "xargs-options", cmd: "xargs -0 -n1 grep foo", known: false, wrapper: "xargs", inner: "argv:grep foo"},
+		{name: "xargs-replace", cmd: "xargs -I{} cp {} dest", known: false, inner: "argv:cp {} dest"},
+	})
+}
+
+func TestClassifySedAwk(t *testing.T) {
+	t.Parallel()
+	runCases(t, []classifyCase{
+		{name: "sed-print", cmd: "sed -n 1,5p f", known: true, mut: "read", paths: "read f"},
+		{name: "sed-substitute", cmd: "sed 's/a/b/g' f", known: true, paths: "read f"},
+		{name: "sed-in-place", cmd: "sed -i 's/a/b/' f g", known: true, mut: "delete", paths: "overwrite f; overwrite g", rule: "sed -i"},
+		{name: "sed-in-place-suffix", cmd: "sed -i.bak -e 's/a/b/' f", known: true, paths: "overwrite f"},
+		{name: "sed-in-place-long", cmd: "sed --in-place=.orig 's/a/b/' f", known: true, paths: "overwrite f"},
+		{name: "sed-w-command", cmd: "sed 'w /etc/x' f", known: true, mut: "delete", paths: "read f; overwrite /etc/x"},
+		{name: "sed-s-w-flag", cmd: "sed 's/a/b/w out' f", known: true, paths: "read f; overwrite out"},
+		{name: "sed-e-command", cmd: "sed 'e date' f", known: false, why: "sed e runs a command"},
+		{name: "sed-s-e-flag", cmd: "sed 's/a/b/e' f", known: false, why: "s///e"},
+		{name: "sed-s-e-after-g", cmd: "sed 's/a/b/ge' f", known: false, why: "s///e"},
+		{name: "sed-r-reads", cmd: "sed '/x/r inc.txt' f", known: true, paths: "read f; read inc.txt"},
+		{name: "sed-f-file", cmd: "sed -f prog.sed f", known: false, why: "sed -f"},
+		{name: "sed-append-text-is-text", cmd: "sed '/x/a w not a file' f", known: true, paths: "read f"},
+		{name: "sed-multiple-commands", cmd: "sed -e 's/a/b/;s/c/d/' -e '/x/d' f", known: true, paths: "read f"},
+		{name: "sed-braces-and-labels", cmd: "sed ':a;N;$!ba;s/\\n/ /g' f", known: true},
+		{name: "sed-y-command", cmd: "sed 'y/abc/xyz/' f", known: true},
+		{name: "sed-custom-delimiter", cmd: "sed 's|/usr|/opt|g' f", known: true},
+		{name: "sed-unknown-command", cmd: "sed 'k' f", known: false, why: "unknown sed command"},
+		{name: "sed-e-hidden-after-semicolon", cmd: "sed 'p;e rm -rf ~' f", known: false, why: "sed e"},
+		{name: "sed-w-after-address", cmd: "sed '/re/w out.txt' f", known: true, paths: "read f; overwrite out.txt"},
+		{name: "awk-print", cmd: "awk '{print $1}' f", known: true, mut: "read", paths: "read f"},
+		{name: "awk-field-sep", cmd: "awk -F: '{print $1}' /etc/passwd", known: true, paths: "read /etc/passwd"},
+		{name: "awk-compare-no-print", cmd: "awk '$3 > 100' f", known: true, paths: "read f"},
+		{name: "awk-assignment-operand", cmd: "awk '{print x}' x=1 f", known: true, paths: "read f"},
+		{name: "awk-system", cmd: "awk 'BEGIN{system(\"x\")}'", known: false, why: "system"},
+		{name: "awk-pipe", cmd: "awk '{print | \"sh\"}'", known: false, why: "pipe"},
+		{name: "awk-print-redirect", cmd: "awk '{print > \"/etc/x\"}' f", known: false, why: "print to a file"},
+		{name: "awk-getline", cmd: "awk 'BEGIN{while((getline l < \"/etc/shadow\")>0) n++}'", known: false, why: "getline"},
+		{name: "awk-regex-hides-string", cmd: "awk 'BEGIN { if (1) /\"/; system(\"x\"); x = \"/\" }'", known: false, why: "system"},
+		{name: "awk-or-is-fine", cmd: "awk '$1 == \"a\" || $1 == \"b\"' f", known: true},
+		{name: "awk-argv", cmd: "awk 'BEGIN{ARGV[1]=\"/etc/shadow\"} {print}' f", known: false, why: "ARGV"},
+		{name: "awk-include", cmd: "awk '@include \"x\"'", known: false, why: "@"},
+		{name: "awk-program-file", cmd: "awk -f prog.awk f", known: false, why: "awk -f"},
+		{name: "gawk-source", cmd: "gawk --source '{print}' f", known: true, paths: "read f"},
+		{name: "awk-backslash-newline", cmd: "awk 'BEGIN{sys\\\ntem(\"x\")}'", known: false, why: "system"},
+	})
+}
+
+func TestClassifyWrappers(t *testing.T) {
+	t.Parallel()
+	runCases(t, []classifyCase{
+		{name: "sh-c", cmd: "sh -c 'echo hi'", known: true, wrapper: "sh -c", inner: "script:echo hi", rule: "sh -c"},
+		{name: "bash-c-dollar-zero", cmd: "bash -c 'rm -rf \"$1\"' name target", known: true, inner: "script:rm -rf \"$1\""},
+		{name: "bash-combined-ec", cmd: "bash -ec 'make test'", known: true, inner: "script:make test"},
+		{name: "bash-c-double-dash", cmd: "bash -c -- 'ls'", known: true, inner: "script:ls"},
+		{name: "bash-o-pipefail", cmd: "bash -o pipefail -c 'a | b'", known: true, inner: "script:a | b"},
+		{name: "bash-script-file", cmd: "bash build.sh arg", known: true, code: "y", mut: "delete", paths: "exec build.sh"},
+		{name: "bash-stdin", cmd: "bash", known: false, why: "reads commands from stdin"},
+		{name: "bash-login", cmd: "bash -lc 'ls'", known: false, why: "profile"},
+		{name: "bash-interactive", cmd: "bash -i", known: false, why: "interactive"},
+		{name: "bash-s", cmd: "bash -s arg", known: false, why: "stdin"},
+		{name: "zsh-c", cmd: "zsh -c 'ls'", known: true, wrapper: "sh -c"},
+		{name: "fish-c", cmd: "fish -c 'ls'", known: false, why: "not POSIX"},
+		{name: "eval-joins", cmd: "eval echo  hi", known: true, wrapper: "eval", inner: "script:echo hi"},
+		{name: "source-execs", cmd: "source env.sh", known: true, code: "y", paths: "exec env.sh"},
+		{name: "dot-execs", cmd: ". ./env.sh", known: true, paths: "exec ./env.sh"},
+		{name: "exec-wrapper", cmd: "exec ls -l", known: true, wrapper: "exec", inner: "argv:ls -l"},
+		{name: "exec-alone", cmd: "exec", known: true, wrapper: "-"},
+		{name: "command-v-reads", cmd: "command -v git", known: true, wrapper: "-", inner: "-"},
+		{name: "command-wrapper", cmd: "command ls", known: true, wrapper: "command", inner: "argv:ls"},
+		{name: "builtin-wrapper", cmd: "builtin cd /", known: true, inner: "argv:cd /"},
+		{name: "sudo-wrapper", cmd: "sudo -u root rm -rf /x", known: true, priv: "y", wrapper: "sudo", inner: "argv:rm -rf /x"},
+		{name: "sudo-stops-at-command", cmd: "sudo ls -s", known: true, inner: "argv:ls -s"},
+		{name: "sudo-shell", cmd: "sudo -s", known: false, why: "sudo -s"},
+		{name: "sudo-login", cmd: "sudo -i", known: false, why: "sudo -i"},
+		{name: "sudo-env-safe", cmd: "sudo LANG=C ls", known: true, inner: "argv:ls"},
+		{name: "sudo-env-unsafe", cmd: "sudo LD_PRELOAD=x ls", known: false, why: "LD_PRELOAD"},
+		{name: "doas-wrapper", cmd: "doas ls", known: true, priv: "y", inner: "argv:ls"},
+		{name: "env-ld-preload", cmd: "env LD_PRELOAD=x ls", known: false, why: "env sets LD_PRELOAD"},
+		{name: "env-path", cmd: "env PATH=/tmp ls", known: false, why: "PATH"},
+		{name: "env-safe-assign", cmd: "env LC_ALL=C sort f", known: true, wrapper: "env", inner: "argv:sort f"},
+		{name: "env-split-string", cmd: "env -S 'sh -c x'", known: false, why: "env -S"},
+		{name: "env-ignore-environment", cmd: "env -i ls", known: true, inner: "argv:ls"},
+		{name: "env-unset", cmd: "env -u HOME ls", known: true, inner: "argv:ls"},
+		{name: "env-chdir", cmd: "env -C /tmp ls", known: false, why: "env -C"},
+		{name: "env-print", cmd: "env", known: true, mut: "read", wrapper: "-"},
+		{name: "timeout-rm", cmd: "timeout 5 rm -rf x", known: true, wrapper: "timeout", inner: "argv:rm -rf x"},
+		{name: "timeout-signal", cmd: "timeout -s KILL -k 5 10 make", known: true, inner: "argv:make"},
+		{name: "nice-make", cmd: "nice -n 5 make", known: true, wrapper: "nice", inner: "argv:make"},
+		{name: "nice-attached", cmd: "nice -n5 make -j4", known: true, inner: "argv:make -j4"},
+		{name: "nohup-wrapper", cmd: "nohup ./server", known: true, inner: "argv:./server"},
+		{name: "time-output-file", cmd: "time -o t.txt ls", known: true, paths: "overwrite t.txt", inner: "argv:ls"},
+		{name: "stdbuf-wrapper", cmd: "stdbuf -oL grep x", known: true, inner: "argv:grep x"},
+		{name: "ionice-pid", cmd: "ionice -c3 -p 1", known: false, why: "other processes"},
+		{name: "setsid-wrapper", cmd: "setsid -f ls", known: true, inner: "argv:ls"},
+		{name: "watch-script", cmd: "watch -n 1 ls -l", known: true, wrapper: "watch", inner: "script:ls -l"},
+		{name: "watch-exec", cmd: "watch -x ls -l", known: true, inner: "argv:ls -l"},
+		{name: "parallel-unknown", cmd: "parallel rm ::: a b", known: false, why: "parallel"},
+		{name: "alias-defines-code", cmd: "alias ls='rm -rf'", known: false, why: "alias defines code"},
+		{name: "cd-reads", cmd: "cd src", known: true, paths: "read src"},
+		{name: "export-unknown", cmd: "export PATH=/tmp", known: false},
+		{name: "wait-builtin", cmd: "wait", known: true},
+		{name: "flock-command", cmd: "flock lock.f make", known: true, inner: "argv:make", paths: "update lock.f"},
+		{name: "less-pager", cmd: "less file", known: false, why: "pager or editor"},
+		{name: "vim-editor", cmd: "vim file", known: false, why: "pager or editor"},
+		{name: "man-page", cmd: "man ls", known: true, mut: "read"},
+		{name: "man-pager", cmd: "man -P sh ls", known: false, why: "man -P"},
+	})
+}
+
+func TestClassifyArchives(t *testing.T) {
+	t.Parallel()
+	runCases(t, []classifyCase{
+		{name: "tar-old-style-create", cmd: "tar czf out.tgz src", known: true, mut: "delete", paths: "overwrite out.tgz; read src r", rule: "tar -c"},
+		{name: "tar-extract-dir", cmd: "tar -xzf a.tgz -C out", known: true, paths: "read out; read a.tgz; overwrite out r"},
+		{name: "tar-extract-cwd", cmd: "tar xf a.tar", known: true, paths: "read a.tar; overwrite . r"},
+		{name: "tar-list", cmd: "tar -tvf a.tar", known: true, mut: "read", paths: "read a.tar"},
+		{name: "tar-to-command", cmd: "tar --to-command=x -xf a.tar", known: false, why: "--to-command"},
+		{name: "tar-use-compress-program", cmd: "tar -I zstd -cf a.tar.zst d", known: false, why: "tar -I"},
+		{name: "tar-checkpoint-action", cmd: "tar --checkpoint=1 --checkpoint-action=exec=x -cf a.tar d", known: false, why: "checkpoint-action"},
+		{name: "tar-abbreviated-to-command", cmd: "tar --to-com=x -xf a.tar", known: false, why: "--to-command"},
+		{name: "tar-absolute-names", cmd: "tar -xPf a.tar", known: false, why: "absolute"},
+		{name: "tar-remote-archive", cmd: "tar -xf host:a.tar", known: false, why: "remote"},
+		{name: "tar-no-mode", cmd: "tar -f a.tar", known: false, why: "without a mode"},
+		{name: "tar-keep-old", cmd: "tar -xkf a.tar", known: true, paths: "read a.tar; create . r"},
+		{name: "unzip-extract", cmd: "unzip a.zip", known: true, paths: "read a.zip r; overwrite . r"},
+		{name: "unzip-list", cmd: "unzip -l a.zip", known: true, mut: "read"},
+		{name: "unzip-dir", cmd: "unzip -q a.zip -d out", known: true},
+		{name: "zip-recursive", cmd: "zip -r out.zip src", known: true, paths: "update out.zip r; read src r"},
+	})
+}
+
+func TestClassifyGit(t *testing.T) {
+	t.Parallel()
+	runCases(t, []classifyCase{
+		{name: "git-log-oneline", cmd: "git log --oneline -n 5", known: true, mut: "read", code: "n", rule: "git log"},
+		{name: "git-log-number", cmd: "git log -5 --stat", known: true, code: "y"},
+		{name: "git-log-patch-runs-textconv", cmd: "git log -p", known: true, code: "y", rule: "git log -p"},
+		{name: "git-log-abbreviated", cmd: "git log --onel", known: true, code: "n"},
+		{name: "git-log-permuted", cmd: "git log main --oneline -- a.go", known: true},
+		{name: "git-log-unknown-flag", cmd: "git log --frob", known: false, why: "unknown flag --frob for git log"},
+		{name: "git-status-runs-fsmonitor", cmd: "git status --short", known: true, code: "y", mut: "delete"},
+		{name: "git-diff-runs-code", cmd: "git diff --cached", known: true, code: "y"},
+		{name: "git-diff-output", cmd: "git diff --output=x.patch", known: true, paths: "overwrite x.patch; read ."},
+		{name: "git-show-runs-textconv", cmd: "git show HEAD", known: true, code: "y"},
+		{name: "git-rev-parse", cmd: "git rev-parse --show-toplevel", known: true, code: "n", mut: "read"},
+		{name: "git-rev-parse-short", cmd: "git rev-parse --short=8 HEAD", known: true},
+		{name: "git-ls-files", cmd: "git ls-files -z", known: true, code: "n"},
+		{name: "git-branch-list", cmd: "git branch -a", known: true, mut: "read", code: "n"},
+		{name: "git-branch-create", cmd: "git branch feature", known: true, mut: "create"},
+		{name: "git-branch-delete", cmd: "git branch -D feature", known: true, mut: "delete"},
+		{name: "git-branch-delete-order", cmd: "git branch -d -r origin/x", known: true, mut: "delete"},
+		{name: "git-branch-list-then-delete", cmd: "git branch --list -d x", known: true, mut: "delete"},
+		{name: "git-tag-list", cmd: "git tag -l 'v*'", known: true, mut: "read"},
+		{name: "git-tag-create", cmd: "git tag v1.0", known: true, mut: "create"},
+		{name: "git-remote-v", cmd: "git remote -v", known: true, mut: "read"},
+		{name: "git-remote-add", cmd: "git remote add up https://x", known: true, mut: "update"},
+		{name: "git-stash-list", cmd: "git stash list", known: true, mut: "read", code: "n"},
+		{name: "git-stash-bare", cmd: "git stash", known: true, paths: "overwrite . r"},
+		{name: "git-stash-pop", cmd: "git stash pop", known: true, code: "y"},
+		{name: "git-add", cmd: "git add a.go", known: true, code: "y", paths: "read a.go; update ."},
+		{name: "git-add-patch", cmd: "git add -p", known: false, why: "interactive"},
+		{name: "git-commit", cmd: "git commit -m 'msg'", known: true, code: "y", paths: "update ."},
+		{name: "git-commit-combined-am", cmd: "git commit -am msg", known: true},
+		{name: "git-checkout-overwrites", cmd: "git checkout -- a.go", known: true, paths: "overwrite . r"},
+		{name: "git-reset-hard", cmd: "git reset --hard HEAD~1", known: true, paths: "overwrite . r", rule: "git reset --hard"},
+		{name: "git-reset-soft", cmd: "git reset --soft HEAD~1", known: true, paths: "update ."},
+		{name: "git-clean-force", cmd: "git clean -fdx", known: true, mut: "delete", paths: "delete . r"},
+		{name: "git-clean-dry-run", cmd: "git clean -n", known: true, mut: "read", paths: "-"},
+		{name: "git-fetch", cmd: "git fetch origin", known: true, net: "internet", code: "y"},
+		{name: "git-fetch-upload-pack-abbrev", cmd: "git fetch --upload-pa=evil origin", known: false, why: "upload-pack"},
+		{name: "git-global-upload-pa", cmd: "git --upload-pa=x fetch", known: false, why: "unknown flag --upload-pa"},
+		{name: "git-pull", cmd: "git pull --rebase", known: true, net: "internet", paths: "overwrite . r"},
+		{name: "git-push", cmd: "git push origin main", known: true, net: "internet", irrev: "y", mut: "delete"},
+		{name: "git-push-force", cmd: "git push --force origin main", known: true, irrev: "y", rule: "git push -f"},
+		{name: "git-push-receive-pack", cmd: "git push --receive-pack=x origin", known: false, why: "receive-pack"},
+		{name: "git-push-exec-abbrev", cmd: "git push --exe=x origin", known: false, why: "--exec"},
+		{name: "git-clone", cmd: "git clone https://github.com/a/b dir", known: true, net: "internet", paths: "create dir; create ."},
+		{name: "git-clone-upload-pack", cmd: "git clone -u x https://a/b", known: false, why: "upload-pack"},
+		{name: "git-clone-config", cmd: "git clone -c core.sshCommand=x https://a/b", known: false, why: "may run code"},
+		{name: "git-c-pager", cmd: "git -c core.pager=sh log", known: false, why: "git -c core.pager=sh"},
+		{name: "git-c-alias", cmd: "git -c alias.x=!sh x", known: false, why: "may run code"},
+		{name: "git-c-color-ok", cmd: "git -c color.ui=never log --oneline", known: true, code: "n"},
+		{name: "git-c-fsmonitor-false-ok", cmd: "git -c core.fsmonitor=false log", known: true},
+		{name: "git-c-fsmonitor-true", cmd: "git -c core.fsmonitor=true log", known: false},
+		{name: "git-config-env", cmd: "git --config-env=core.pager=X log", known: false, why: "config-env"},
+		{name: "git-exec-path", cmd: "git --exec-path=/tmp status", known: false, why: "exec-path"},
+		{name: "git-no-pager", cmd: "git --no-pager log --oneline", known: true},
+		{name: "git-P", cmd: "git -P log --oneline", known: true},
+		{name: "git-C-dir", cmd: "git -C sub add x", known: true, paths: "read sub; read sub/x; update sub"},
+		{name: "git-C-abs", cmd: "git -C /tmp/r commit -m x", known: true, paths: "read /tmp/r; update /tmp/r"},
+		{name: "git-git-dir", cmd: "git --git-dir=../x/.git log", known: true, paths: "read ../x/.git"},
+		{name: "git-C-with-relative-flag-path", cmd: "git -C .. --git-dir=x log", known: false, why: "relative flag path"},
+		{name: "git-unknown-subcommand", cmd: "git frob", known: false, why: "unknown subcommand frob for git"},
+		{name: "git-version", cmd: "git --version", known: true, mut: "read"},
+		{name: "git-config-get", cmd: "git config user.name", known: true, mut: "read"},
+		{name: "git-config-set", cmd: "git config user.name x", known: true, mut: "update", paths: "update ."},
+		{name: "git-config-global-set", cmd: "git config --global core.pager less", known: true, global: "y", mut: "update"},
+		{name: "git-config-global-get", cmd: "git config --global --get user.email", known: true, global: "n", mut: "read"},
+		{name: "git-config-list", cmd: "git config --list", known: true, mut: "read"},
+		{name: "git-config-edit", cmd: "git config -e", known: false, why: "editor"},
+		{name: "git-config-file-set", cmd: "git config -f x.cfg a.b c", known: true, paths: "update x.cfg"},
+		{name: "git-rebase-interactive", cmd: "git rebase -i HEAD~3", known: false, why: "sequence editor"},
+		{name: "git-rebase-exec", cmd: "git rebase --exec 'make' main", known: false, why: "--exec"},
+		{name: "git-worktree-list", cmd: "git worktree list", known: true, mut: "read"},
+		{name: "git-worktree-add", cmd: "git worktree add ../wt", known: true, paths: "create ../wt r"},
+		{name: "git-submodule-foreach", cmd: "git submodule foreach 'rm -rf x'", known: false, why: "foreach"},
+		{name: "git-bisect-run", cmd: "git bisect run make test", known: false, why: "bisect run"},
+		{name: "git-grep-textconv", cmd: "git grep --textconv foo", known: true, code: "y"},
+		{name: "git-grep-plain", cmd: "git grep -n foo", known: true, code: "n"},
+		{name: "git-grep-pager", cmd: "git grep -O foo", known: false, why: "pager"},
+		{name: "git-blame", cmd: "git blame -L 1,5 a.go", known: true, code: "y"},
+		{name: "git-apply-check", cmd: "git apply --check x.patch", known: true},
+		{name: "git-archive-exec", cmd: "git archive --exec=x --remote=r HEAD", known: false, why: "archive --exec"},
+		{name: "git-no-negation", cmd: "git commit --no-verify -m x", known: true},
+		{name: "git-negation-of-harmless", cmd: "git log --no-merges --no-color", known: true},
+	})
+}
+
+func TestClassifyToolchains(t *testing.T) {
+	t.Parallel()
+	runCases(t, []classifyCase{
+		{name: "go-test-runs-code", cmd: "go test ./... -run TestX -count=1", known: true, code: "y", mut: "delete"},
+		{name: "go-test-args-stop", cmd: "go test -v ./x -args -frob", known: true, code: "y"},
+		{name: "go-build-output", cmd: "go build -o bin/app ./cmd/app", known: true, code: "y", paths: "overwrite bin/app"},
+		{name: "go-flag-double-dash", cmd: "go build --trimpath ./...", known: true},
+		{name: "go-toolexec", cmd: "go build -toolexec=x ./...", known: false, why: "toolexec"},
+		{name: "go-vet", cmd: "go vet ./...", known: true, code: "y"},
+		{name: "go-env-read", cmd: "go env GOPATH", known: true, code: "n", mut: "read", global: "n"},
+		{name: "go-env-write", cmd: "go env -w GOFLAGS=-mod=mod", known: true, global: "y"},
+		{name: "go-list-json", cmd: "go list -json ./...", known: true, code: "n"},
+		{name: "go-version", cmd: "go version", known: true, code: "n"},
+		{name: "go-mod-tidy", cmd: "go mod tidy", known: true, net: "internet", paths: "update ."},
+		{name: "go-unknown-flag", cmd: "go build -frob", known: false, why: "unknown flag -frob"},
+		{name: "go-no-combining", cmd: "go build -nx", known: false},
+		{name: "go-help", cmd: "go -h", known: true},
+		{name: "go-tool", cmd: "go tool pprof x", known: false},
+		{name: "gofmt-list", cmd: "gofmt -l .", known: true, mut: "read", paths: "read . r"},
+		{name: "gofmt-write", cmd: "gofmt -w -s main.go", known: true, paths: "overwrite main.go r"},
+		{name: "cargo-build", cmd: "cargo build --release", known: true, code: "y"},
+		{name: "cargo-test-args", cmd: "cargo test -- --nocapture", known: true, code: "y"},
+		{name: "cargo-fmt-check", cmd: "cargo fmt --check", known: true, mut: "read", paths: "-"},
+		{name: "cargo-config", cmd: "cargo --config build.rustc-wrapper=x build", known: false},
+		{name: "cargo-version", cmd: "cargo --version", known: true, code: "n"},
+		{name: "npm-install", cmd: "npm install", known: true, code: "y", net: "internet"},
+		{name: "npm-install-global", cmd: "npm install -g typescript", known: true, global: "y"},
+		{name: "npm-global-before-sub", cmd: "npm -g install x", known: true, global: "y"},
+		{name: "npm-test", cmd: "npm test", known: true, code: "y"},
+		{name: "npm-run-script", cmd: "npm run build", known: true, code: "y"},
+		{name: "npm-ls", cmd: "npm ls --depth=0", known: true, code: "n", mut: "read"},
+		{name: "npm-publish", cmd: "npm publish", known: true, irrev: "y"},
+		{name: "npm-script-shell", cmd: "npm --script-shell=x test", known: false, why: "script-shell"},
+		{name: "npm-audit-fix", cmd: "npm audit fix", known: true, code: "y"},
+		{name: "npx-runs", cmd: "npx prettier --write .", known: true, code: "y", net: "internet"},
+		{name: "node-script", cmd: "node server.js --port 3000", known: true, code: "y", paths: "exec server.js"},
+		{name: "node-eval", cmd: "node -e 'x'", known: false, why: "node -e runs code"},
+		{name: "node-version", cmd: "node --version", known: true, code: "n", mut: "read"},
+		{name: "node-stdin", cmd: "node", known: false, why: "stdin"},
+		{name: "python-c", cmd: "python -c 'print(1)'", known: false, why: "python -c runs code"},
+		{name: "python-script", cmd: "python3 script.py -v", known: true, code: "y", paths: "exec script.py"},
+		{name: "python-module", cmd: "python -m pytest -x", known: true, code: "y"},
+		{name: "python-version", cmd: "python --version", known: true, code: "n", mut: "read"},
+		{name: "python-flags-before-script", cmd: "python -u -B x.py", known: true, paths: "exec x.py"},
+		{name: "perl-e", cmd: "perl -e 'x'", known: true, code: "y", paths: "exec -e"},
+		{name: "pip-install", cmd: "pip install -r requirements.txt", known: true, code: "y", global: "y", paths: "read requirements.txt"},
+		{name: "pip-list", cmd: "pip list --outdated", known: true, mut: "read"},
+		{name: "pytest-runs", cmd: "pytest -x tests", known: true, code: "y"},
+		{name: "make-runs", cmd: "make -j4 test", known: true, code: "y"},
+		{name: "make-C", cmd: "make -C sub all", known: true, code: "y", paths: "read sub"},
+		{name: "gcc-compile", cmd: "gcc -O2 -Wall -o app main.c", known: true, code: "n", paths: "overwrite app; read main.c; create ."},
+		{name: "gcc-plugin", cmd: "gcc -fplugin=x.so a.c", known: false, why: "plugin"},
+		{name: "gcc-include-attached", cmd: "gcc -Iinclude -DX=1 -c a.c", known: true},
+		{name: "ruff-check-fix", cmd: "ruff check --fix .", known: true, paths: "overwrite . r"},
+		{name: "black-check", cmd: "black --check .", known: true, mut: "read"},
+		{name: "shellcheck-read", cmd: "shellcheck -x a.sh", known: true, mut: "read", paths: "read a.sh"},
+	})
+}
+
+func TestClassifySystem(t *testing.T) {
+	t.Parallel()
+	runCases(t, []classifyCase{
+		{name: "curl-get", cmd: "curl -sSL https://example.com", known: true, net: "internet", mut: "read", irrev: "n"},
+		{name: "curl-output", cmd: "curl -o out.html https://x", known: true, paths: "overwrite out.html"},
+		{name: "curl-remote-name", cmd: "curl -O https://x/a.tgz", known: true, paths: "overwrite ."},
+		{name: "curl-post-data", cmd: "curl -d 'a=1' https://x", known: true, irrev: "y"},
+		{name: "curl-data-file", cmd: "curl -d @secrets.env https://x", known: true, irrev: "y", paths: "read secrets.env"},
+		{name: "curl-method-post", cmd: "curl -X POST https://x", known: true, irrev: "y"},
+		{name: "curl-method-get", cmd: "curl -X GET https://x", known: true, irrev: "n"},
+		{name: "curl-upload", cmd: "curl -T f https://x", known: true, irrev: "y", paths: "read f"},
+		{name: "curl-form", cmd: "curl -F file=@a https://x", known: true, irrev: "y"},
+		{name: "curl-file-url", cmd: "curl file:///etc/passwd", known: true, paths: "read /etc/passwd"},
+		{name: "curl-config-file", cmd: "curl -K cfg https://x", known: false},
+		{name: "wget-cwd", cmd: "wget https://x/a.tgz", known: true, paths: "create ."},
+		{name: "wget-output", cmd: "wget -O a.tgz https://x", known: true, paths: "overwrite a.tgz"},
+		{name: "ssh-remote-command", cmd: "ssh host uptime", known: true, net: "internet", irrev: "y", global: "y"},
+		{name: "ssh-proxy-command", cmd: "ssh -o ProxyCommand=x host", known: false, why: "ProxyCommand"},
+		{name: "scp-to-remote", cmd: "scp a.txt host:/tmp/", known: true, net: "internet", irrev: "y", paths: "read a.txt"},
+		{name: "scp-from-remote", cmd: "scp host:/etc/x ./x", known: true, irrev: "n", paths: "overwrite ./x"},
+		{name: "rsync-delete", cmd: "rsync -av --delete src/ dst/", known: true, paths: "read src/ r; delete dst/ r"},
+		{name: "rsync-rsh", cmd: "rsync -e 'ssh -p 2' a host:b", known: false, why: "rsync -e"},
+		{name: "ping-host", cmd: "ping -c 1 example.com", known: true, net: "internet"},
+		{name: "dig-host", cmd: "dig +short example.com", known: true, net: "internet"},
+		{name: "nc-unknown", cmd: "nc -l 8080", known: false},
+		{name: "openssl-x509", cmd: "openssl x509 -in cert.pem -noout -text", known: true, paths: "read cert.pem"},
+		{name: "ssh-keygen-f", cmd: "ssh-keygen -t ed25519 -f key -N ''", known: true, paths: "overwrite key"},
+		{name: "ssh-add-global", cmd: "ssh-add key", known: true, global: "y"},
+		{name: "ssh-add-list", cmd: "ssh-add -l", known: true, mut: "read"},
+		{name: "ps-aux", cmd: "ps aux", known: true, mut: "read"},
+		{name: "kill-global", cmd: "kill -9 123", known: true, global: "y", mut: "delete"},
+		{name: "pkill-global", cmd: "pkill -f server", known: true, global: "y"},
+		{name: "systemctl-status", cmd: "systemctl status nginx", known: true, mut: "read", global: "y"},
+		{name: "systemctl-restart", cmd: "systemctl restart nginx", known: false},
+		{name: "journalctl-unit", cmd: "journalctl -u nginx -n 50 --no-pager", known: true, mut: "read"},
+		{name: "crontab-list", cmd: "crontab -l", known: true, mut: "read"},
+		{name: "crontab-install", cmd: "crontab jobs.txt", known: true, global: "y", paths: "read jobs.txt"},
+		{name: "docker-ps", cmd: "docker ps -a", known: true, global: "y", mut: "read"},
+		{name: "docker-run", cmd: "docker run --rm -it ubuntu bash", known: true, code: "y", global: "y"},
+		{name: "docker-rm", cmd: "docker rm -f web", known: true, mut: "delete"},
+		{name: "docker-compose-up", cmd: "docker compose up -d", known: true, code: "y"},
+		{name: "docker-compose-ps", cmd: "docker compose ps", known: true, mut: "read"},
+		{name: "kubectl-get", cmd: "kubectl get pods -n prod -o wide", known: true, mut: "read", net: "internet", global: "y"},
+		{name: "kubectl-apply", cmd: "kubectl apply -f x.yaml", known: false},
+		{name: "terraform-plan", cmd: "terraform plan", known: true, fin: "indirect", code: "y"},
+		{name: "terraform-apply", cmd: "terraform apply -auto-approve", known: true, fin: "direct", irrev: "y"},
+		{name: "aws-identity", cmd: "aws sts get-caller-identity", known: true, fin: "indirect", net: "internet"},
+		{name: "aws-unknown-service", cmd: "aws ec2 run-instances", known: false},
+		{name: "gh-pr-list", cmd: "gh pr list --state open", known: true, mut: "read", net: "internet"},
+		{name: "gh-pr-create", cmd: "gh pr create --fill", known: false, irrev: "y"},
+		{name: "psql-unknown", cmd: "psql -c 'drop table x'", known: false},
+	})
+}
+
+func TestClassifyDynamicWord(t *testing.T) {
+	t.Parallel()
+	k := mustKnowledge(t)
+	c := k.Classify([]Word{{Value: "rm", Literal: true}, {Value: "$x", Why: "parameter expansion"}})
+	if c.Program.Known || !strings.Contains(c.Program.Why, "parameter expansion") {
+		t.Errorf("dynamic word: Known=%v Why=%q", c.Program.Known, c.Program.Why)
+	}
+	c = k.Classify(nil)
+	if c.Program.Known || c.Program.Why == "" {
+		t.Errorf("empty argv: Known=%v Why=%q", c.Program.Known, c.Program.Why)
+	}
+}
+
+func TestTableSize(t *testing.T) {
+	t.Parallel()
+	k := mustKnowledge(t)
+	n := len(k.Commands())
+	if n < 250 {
+		t.Errorf("table knows %d commands, want at least 250", n)
+	}
+	t.Logf("%d commands", n)
+}
+
+// TestTableAudit walks every command and subcommand: each unknown-flag
+// probe must keep the ceiling, and each --help alone must not crash.
+func TestTableAudit(t *testing.T) {
+	t.Parallel()
+	k := mustKnowledge(t)
+	for _, name := range k.Commands() {
+		c := k.Classify(argv(name + " --definitely-not-a-flag-xyz"))
+		if c.Program.Known {
+			// Parsers without options take any word as an operand.
+			if s := k.cmds[name]; s.Parser != famNone && s.Handler == "" && len(s.Sub) == 0 {
+				t.Errorf("%s accepts an unknown flag", name)
+			}
+		}
+	}
+}
+
+func TestLoadKnowledgeErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		data string
+		line int
+		want string
+	}{
+		{
+			name: "unknown-key",
+			data: "[cmd.ls]\nmutation = \"read\"\nflagz = [\"-a\"]\n",
+			line: 3, want: "unknown key",
+		},
+		{
+			name: "unknown-access",
+			data: "[cmd.ls]\nmutation = \"read\"\n\nargs = [\"reed*\"]\n",
+			line: 4, want: "unknown slot",
+		},
+		{
+			name: "unknown-mutation",
+			data: "[cmd.ls]\nmutation = \"destroy\"\n",
+			line: 2, want: "unknown mutation",
+		},
+		{
+			name: "unknown-effect-key",
+			data: "[cmd.rm]\nmutation = \"delete\"\nflag.\"-r\" = { recursiv = true }\n",
+			line: 3, want: "unknown key",
+		},
+		{
+			name: "missing-mutation",
+			data: "# comment\n[cmd.ls]\nargs = [\"read*\"]\n",
+			line: 2, want: "mutation is required",
+		},
+		{
+			name: "bad-flag-name",
+			data: "[cmd.ls]\nmutation = \"read\"\nflags = [\"a\"]\n",
+			line: 3, want: "bad flag name",
+		},
+		{
+			name: "duplicate-flag",
+			data: "[cmd.ls]\nmutation = \"read\"\nflags = [\"-a\", \"-a|--all\"]\n",
+			line: 1, want: "defined twice",
+		},
+		{
+			name: "cmd-slot-not-last",
+			data: "[cmd.x]\nmutation = \"read\"\nargs = [\"cmd\", \"text\"]\n",
+			line: 1, want: "must be last",
+		},
+		{
+			name: "bad-sub-key",
+			data: "[cmd.git]\nmutation = \"read\"\n[cmd.git.sub.log]\nmutation = \"read\"\nrecurse = true\n",
+			line: 5, want: "unknown key",
+		},
+		{
+			name: "toml-syntax",
+			data: "[cmd.ls\nmutation = \"read\"\n",
+			line: 2, want: "",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := LoadKnowledge([]byte(tt.data))
+			if err == nil {
+				t.Fatal("LoadKnowledge succeeded, want an error")
+			}
+			prefix := fmt.Sprintf("knowledge:%d:", tt.line)
+			if !strings.HasPrefix(err.Error(), prefix) {
+				t.Errorf("error %q does not start with %q", err, prefix)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+		})
+	}
+	t.Run("parse-error-unwraps", func(t *testing.T) {
+		t.Parallel()
+		_, err := LoadKnowledge([]byte("[cmd.ls]\nmutation = \"nope\"\n"))
+		var pe toml.ParseError
+		if !errors.As(err, &pe) {
+			t.Errorf("error %v does not wrap toml.ParseError", err)
+		}
+	})
+}
+
+func TestLoadKnowledgeSmall(t *testing.T) {
+	t.Parallel()
+	k, err := LoadKnowledge([]byte(`
+system_dirs = ["/bin"]
+[cmd.rm]
+mutation = "delete"
+args = ["delete+"]
+flag."-r|--recursive" = { recursive = true }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := k.Classify(argv("/bin/rm -r x"))
+	if !got.Program.Known || pathsString(got.Program.Paths) != "delete x r" {
+		t.Errorf("got %+v", got.Program)
+	}
+	if got := k.Classify(argv("ls")); got.Program.Known {
+		t.Errorf("ls is not in this table but Known")
+	}
+	if !slices.Equal(k.Commands(), []string{"rm"}) {
+		t.Errorf("Commands = %v", k.Commands())
+	}
+}
+
+// FuzzClassify feeds arbitrary argv: no panics, known programs carry only
+// literal words and a mutation from the closed set, unknown ones say why.
+func FuzzClassify(f *testing.F) {
+	for _, s := range []string{
+		"ls -la", "git -c core.pager=sh log", "find . -exec rm {} +", "sed -i s/a/b/ f", "awk '{print}' f",
+		"tar czf a.tgz src", "sudo -u x env A=1 ls", "curl -d @f https://x", "timeout 5 rm -rf x",
+		"bash -c 'echo'", "git push --force", "go test ./... -run X", "xargs -0 rm", "dd if=a of=b",
+		"npm -g install x", "docker compose up", "cp -t d a b", "rsync -a --delete a/ b/",
+	} {
+		f.Add(s)
+	}
+	k, err := DefaultKnowledge()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		var words []Word
+		for _, field := range strings.Split(line, " ") {
+			words = append(words, Word{Value: field, Literal: true})
+		}
+		c := k.Classify(words)
+		p := c.Program
+		if !p.Known && p.Why == "" {
+			t.Fatalf("unknown without Why for %q", line)
+		}
+		if !slices.Contains([]string{"read", "create", "update", "delete"}, p.Mutation) {
+			t.Fatalf("mutation %q for %q", p.Mutation, line)
+		}
+		if p.Known {
+			for _, pa := range p.Paths {
+				if !pa.Word.Literal {
+					t.Fatalf("known program with dynamic path %q", pa.Word.Value)
+				}
+			}
+			for _, w := range p.Argv {
+				if !w.Literal {
+					t.Fatalf("known program with dynamic word %q", w.Value)
+				}
+			}
+		}
+		for _, in := range c.Inner {
+			if in.Script == nil && len(in.Argv) == 0 {
+				t.Fatalf("empty inner for %q", line)
+			}
+		}
+	})
+}
+
+func BenchmarkClassify(b *testing.B) {
+	k := mustKnowledge(b)
+	lines := [][]Word{
+		argv("ls -la src"), argv("git log --oneline -n 20 -- a.go"), argv("grep -rn TODO ."),
+		argv("find . -name '*.go' -exec gofmt -l {} +"), argv("sed -i 's/a/b/g' f"),
+		argv("go test ./... -run TestX -count=1"), argv("tar czf out.tgz src"), argv("curl -sSL -o x https://x"),
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		k.Classify(lines[i%len(lines)])
+	}
+}
+
+func BenchmarkDefaultKnowledge(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DefaultKnowledge(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
