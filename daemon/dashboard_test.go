@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -157,6 +158,45 @@ func TestMetricNames(t *testing.T) {
 	for _, tt := range tests {
 		if got := metricNames(tt.expr); !slices.Equal(got, tt.want) {
 			t.Errorf("metricNames(%q) = %q, want %q", tt.expr, got, tt.want)
+		}
+	}
+}
+
+// TestDashboardMetricsExist ties dashboardMetrics to the daemon's source:
+// every metric the dashboard may query is defined with name("…") in a
+// daemon file, so renaming a metric fails here rather than on a blank
+// panel.
+func TestDashboardMetricsExist(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defined := map[string]bool{}
+	re := regexp.MustCompile(`\bname\("([a-z0-9_]+)"\)`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+			defined["narrowd_"+m[1]] = true
+		}
+	}
+	if len(defined) == 0 {
+		t.Fatal("found no metric definitions (name(\"…\")) in the daemon's sources")
+	}
+	for _, m := range dashboardMetrics() {
+		base := m
+		for _, suf := range []string{"_bucket", "_sum", "_count"} {
+			if strings.HasSuffix(m, "_seconds"+suf) {
+				base = strings.TrimSuffix(m, suf)
+			}
+		}
+		if !defined[base] {
+			t.Errorf("the dashboard queries %s, which the daemon does not define", m)
 		}
 	}
 }
