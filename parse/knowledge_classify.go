@@ -8,10 +8,10 @@ import (
 
 // handlerNames are the handlers a spec may name; each is Go code in
 // knowledge_special.go for a language the table cannot describe.
-var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config"}
+var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "ssh"}
 
 // checkNames are the validators a flag's value may be given.
-var checkNames = [...]string{"git-config", "http-method"}
+var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode"}
 
 // run accumulates one classification.
 type run struct {
@@ -207,6 +207,16 @@ func (r *run) spec(s *spec, args []Word) {
 		r.dd(p)
 	case "git-config":
 		r.gitConfig(p)
+	case "ssh":
+		// OpenSSH reads options after the host too (ssh host -o
+		// ProxyCommand=…); an option-like word there is not provably
+		// part of the remote command.
+		for _, op := range p.ops[min(1, len(p.ops)):] {
+			if strings.HasPrefix(op.Value, "-") {
+				r.fail("ssh option after the host")
+				return
+			}
+		}
 	}
 }
 
@@ -272,6 +282,20 @@ func (r *run) applyHit(s *spec, h hit) {
 	case "http-method":
 		if m := strings.ToUpper(v.Value); m != "GET" && m != "HEAD" && m != "OPTIONS" {
 			r.irreversible = true
+		}
+	case "curl-form":
+		// name=@file uploads a file, name=<file sends its content.
+		if _, val, ok := strings.Cut(v.Value, "="); ok && len(val) > 1 && (val[0] == '@' || val[0] == '<') {
+			file, _, _ := strings.Cut(val[1:], ";")
+			if file != "-" {
+				r.flagPath(Word{Value: file, Literal: true, Pos: v.Pos}, Read)
+			}
+		}
+	case "curl-urlencode":
+		// [name]@file reads the file, unless an = comes first.
+		at, eq := strings.IndexByte(v.Value, '@'), strings.IndexByte(v.Value, '=')
+		if at >= 0 && (eq < 0 || at < eq) && v.Value[at+1:] != "-" {
+			r.flagPath(Word{Value: v.Value[at+1:], Literal: true, Pos: v.Pos}, Read)
 		}
 	}
 }
