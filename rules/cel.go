@@ -482,8 +482,14 @@ type exprFacts struct {
 	unlabelled bool
 	// loops reports a comprehension (all, exists, map, filter…): the only
 	// construct whose cost can grow faster than the input it reads.
-	loops    bool
-	problems []exprProblem
+	loops bool
+	// sampleDep reports that the condition may read more than the labels
+	// and facts (tool, input, evidence, session); factMask holds the facts
+	// it may read, by [Fact] bit. The tighten-only check enumerates only
+	// what a condition can see.
+	sampleDep bool
+	factMask  uint8
+	problems  []exprProblem
 }
 
 type exprProblem struct {
@@ -541,9 +547,25 @@ func stringLit(e ast.Expr) (string, bool) {
 
 func (f *exprFacts) walk(e ast.Expr, bound map[string]bool) {
 	if v, field, ok := varField(e, bound); ok {
+		// A field of a profile variable: the variable itself is not
+		// used whole, so its identifier is not walked.
 		f.checkField(e, v, field)
+		if e.Kind() == ast.CallKind {
+			f.walk(e.AsCall().Args()[1], bound)
+		}
+		return
 	}
 	switch e.Kind() {
+	case ast.IdentKind:
+		switch name := e.AsIdent(); {
+		case bound[name]:
+		case name == varCall || name == varCeiling:
+			// Used whole (iterated, compared, sized): anything about the
+			// call may matter.
+			f.sampleDep, f.factMask = true, allFacts
+		case name == varEvidence || name == varSession:
+			f.sampleDep = true
+		}
 	case ast.SelectKind:
 		f.walk(e.AsSelect().Operand(), bound)
 	case ast.CallKind:
@@ -552,7 +574,17 @@ func (f *exprFacts) walk(e ast.Expr, bound map[string]bool) {
 		if c.IsMemberFunction() {
 			f.walk(c.Target(), bound)
 		}
-		for _, a := range c.Args() {
+		args := c.Args()
+		if isHelper(c.FunctionName()) && len(args) > 0 && args[0].Kind() == ast.IdentKind &&
+			args[0].AsIdent() == varCall && !bound[varCall] {
+			// The helper macros pass call: the helpers read the labels,
+			// and has_evidence and proven the evidence.
+			if fn := c.FunctionName(); fn == fnHasEvidence || fn == fnProven {
+				f.sampleDep = true
+			}
+			args = args[1:]
+		}
+		for _, a := range args {
 			f.walk(a, bound)
 		}
 	case ast.ListKind:
@@ -589,6 +621,18 @@ func (f *exprFacts) walk(e ast.Expr, bound map[string]bool) {
 	}
 }
 
+func isHelper(fn string) bool {
+	for _, h := range helperMacros {
+		if h.fn == fn {
+			return true
+		}
+	}
+	return false
+}
+
+// allFacts is the fact mask of every fact.
+const allFacts = 1<<NumFacts - 1
+
 func (f *exprFacts) checkField(e ast.Expr, v, field string) {
 	known := func(list []string) bool {
 		for _, k := range list {
@@ -597,6 +641,24 @@ func (f *exprFacts) checkField(e ast.Expr, v, field string) {
 			}
 		}
 		return false
+	}
+	if v == varCall || v == varCeiling {
+		switch field {
+		case "open_world":
+			f.factMask |= 1 << OpenWorld
+		case "configuration_object":
+			f.factMask |= 1 << ConfigurationObject
+		case "pure_deletion", markDestructive:
+			f.factMask |= 1 << PureDeletion
+		case keyRiskClass:
+			f.factMask, f.sampleDep = allFacts, true
+		case keyAgent, keyTool, keyKey, keyCwd, keyInput, markReadsSensitive:
+			f.sampleDep = true
+		}
+	}
+	switch v {
+	case varSession:
+		f.sampleDep = true
 	}
 	switch v {
 	case varCall:

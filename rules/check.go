@@ -110,7 +110,13 @@ func (c *compiler) checkTighten(rules []*rule) {
 		if r.Then != Allow && r.Then != Sandbox {
 			continue
 		}
-		for _, s := range samples {
+		use := samples
+		if !r.sampleDep {
+			// The condition reads only labels and facts: every sample
+			// gives the same answers.
+			use = samples[:1]
+		}
+		for _, s := range use {
 			if w, ok := tightenWitness(r, s.in); ok {
 				c.add(r.whenLine, r.ID, "rule %q is not tighten-only: it would %s a call with %s but not the same call with %s (%s); a rule that lets calls run may only narrow, never grant because of risk (seed 001)",
 					r.ID, r.Then, describeLabels(w.riskier), describeStep(w.riskier, w.safer), s.name)
@@ -135,6 +141,19 @@ func tightenWitness(r *rule, base Input) (witness, bool) {
 	act := newActivation(&in)
 	for i := range numStates {
 		l = stateLabels(i)
+		// Facts the condition cannot read do not change its answer:
+		// reuse the answer for the same labels with those facts false,
+		// which has a lower index.
+		masked := l
+		for f := range Fact(NumFacts) {
+			if r.factMask&(1<<f) == 0 {
+				masked.Facts[f] = false
+			}
+		}
+		if j := stateIndex(masked); j != i {
+			match[i] = match[j]
+			continue
+		}
 		match[i] = r.matches(act)
 	}
 	for i := range numStates {

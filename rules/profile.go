@@ -66,6 +66,10 @@ type rule struct {
 	// unlabelled reports that `when` mentions call.unlabelled or
 	// call.labelled: only such rules see unlabelled calls.
 	unlabelled bool
+	// sampleDep and factMask say what the tighten-only check must vary
+	// (see exprFacts).
+	sampleDep bool
+	factMask  uint8
 }
 
 // noMatch is the decision when no rule matched.
@@ -502,6 +506,7 @@ func (c *compiler) rule(env *cel.Env, i int, m map[string]any, seen map[string]i
 			return nil
 		}
 		r.prog, r.unlabelled = compiled.prog, compiled.unlabelled
+		r.sampleDep, r.factMask = compiled.sampleDep, compiled.factMask
 	}
 	if !ok || r.prog == nil {
 		return nil
@@ -512,6 +517,8 @@ func (c *compiler) rule(env *cel.Env, i int, m map[string]any, seen map[string]i
 type compiledWhen struct {
 	prog       cel.Program
 	unlabelled bool
+	sampleDep  bool
+	factMask   uint8
 }
 
 // compileWhen compiles one `when`. line is the line of the when key;
@@ -563,7 +570,7 @@ func (c *compiler) compileWhen(env *cel.Env, line int, nextLine bool, name, id, 
 		c.add(line, id, "%s: when: %v", name, err)
 		return compiledWhen{}, false
 	}
-	return compiledWhen{prog: prog, unlabelled: facts.unlabelled}, true
+	return compiledWhen{prog: prog, unlabelled: facts.unlabelled, sampleDep: facts.sampleDep, factMask: facts.factMask}, true
 }
 
 // column formats a CEL column (0-based, negative when unknown) for a

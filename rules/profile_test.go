@@ -693,3 +693,57 @@ func TestDecideConcurrent(t *testing.T) {
 		<-done
 	}
 }
+
+// TestTightenMasksSound: the tighten-only check skips facts and samples a
+// condition cannot read. For conditions that read them in every way the
+// language allows, the shortcut must find exactly what full enumeration
+// finds.
+func TestTightenMasksSound(t *testing.T) {
+	t.Parallel()
+	conds := []string{
+		`call.mutation == "delete"`,
+		`call.open_world`,
+		`!call.pure_deletion && call.scope == "single_record"`,
+		`has(call.configuration_object) && call.configuration_object`,
+		`call.destructive`,
+		`call.risk_class == "destructive"`,
+		`ceiling.open_world || ceiling.mutation == "read"`,
+		`call["pure_deletion"]`,
+		`call[call.tool == "Bash" ? "open_world" : "pure_deletion"]`,
+		`call.exists(k, k == "open_world" && call[k] == true)`,
+		`size(ceiling) > 0 && ceiling.all(k, k != "pure_deletion" || !ceiling[k])`,
+		`[call].exists(c, c.open_world)`,
+		`{"x": call}.x.pure_deletion`,
+		`has_evidence("runs-code") && call.pure_deletion`,
+		`proven("path-inside") || call.mutation == "delete"`,
+		`session.known && call.mutation == "delete"`,
+		`evidence.exists(e, e.kind == "runs-code") && call.mutation == "update"`,
+		`call.tool == "Write" && call.mutation == "delete"`,
+		`call.input.command == "go test ./..." && call.open_world`,
+		`call.reads_sensitive || call.mutation == "create"`,
+		`evidence.exists(call, call.kind == "path-inside") && at_least("scope", "bulk")`,
+	}
+	samples := neutralSamples()
+	for _, cond := range conds {
+		t.Run(cond, func(t *testing.T) {
+			t.Parallel()
+			p := profLoad(t, profRule("r", cond, "deny"))
+			r := p.rules[0]
+			full := *r
+			full.sampleDep, full.factMask = true, allFacts
+			for _, s := range samples {
+				w1, ok1 := tightenWitness(r, s.in)
+				w2, ok2 := tightenWitness(&full, s.in)
+				if ok1 != ok2 || w1 != w2 {
+					t.Fatalf("%s: masked %v %v, full %v %v", s.name, ok1, w1, ok2, w2)
+				}
+				if !r.sampleDep {
+					w0, ok0 := tightenWitness(&full, samples[0].in)
+					if ok0 != ok2 || w0 != w2 {
+						t.Fatalf("%s: condition reads the sample but sampleDep is false", s.name)
+					}
+				}
+			}
+		})
+	}
+}
