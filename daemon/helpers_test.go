@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -284,3 +285,5 @@ func waitSocket(t testing.TB, path string) {
 	}
 	t.Fatalf("nothing listens on %s", path)
 }
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

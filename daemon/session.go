@@ -82,6 +82,9 @@ type Sessions struct {
 
 	jmu sync.RWMutex // held for writing while the file is compacted
 	j   *journal
+
+	// Bounds; tests lower them.
+	maxSessions, maxTools int
 }
 
 type sessionState struct {
@@ -126,6 +129,9 @@ func OpenSessions(stateDir string, log *slog.Logger) (*Sessions, error) {
 		now:  time.Now,
 		m:    make(map[string]*sessionState),
 		gone: make(map[string]bool),
+
+		maxSessions: maxSessions,
+		maxTools:    maxTools,
 	}
 	if err := s.replay(); err != nil {
 		return nil, err
@@ -185,7 +191,7 @@ func (s *Sessions) apply(h historyLine) {
 	}
 	st := s.m[k]
 	if st == nil {
-		if len(s.m) >= maxSessions {
+		if len(s.m) >= s.maxSessions {
 			s.evictOldest()
 		}
 		st = &sessionState{called: make(map[string]bool)}
@@ -196,8 +202,8 @@ func (s *Sessions) apply(h historyLine) {
 	}
 	if h.Tool != "" {
 		st.tools = append(st.tools, h.Tool)
-		if len(st.tools) > maxTools {
-			st.tools = append(st.tools[:0], st.tools[len(st.tools)-maxTools:]...)
+		if len(st.tools) > s.maxTools {
+			st.tools = append(st.tools[:0], st.tools[len(st.tools)-s.maxTools:]...)
 		}
 	}
 	if h.Time.After(st.last) {

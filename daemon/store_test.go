@@ -1,0 +1,319 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/narrowd/narrowd/daemon/agent"
+	"github.com/narrowd/narrowd/rules"
+)
+
+func TestSessionsPersist(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenSessions(dir, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Get("claude", "a"); got.Known {
+		t.Fatal("a session with no history is known")
+	}
+	if got := s.Get("claude", ""); got.Known {
+		t.Fatal("a call without a session id is known")
+	}
+	if err := s.Record("claude", "a", "claude/WebFetch", []string{ReadsUntrusted, ExternalEffect}); err != nil {
+		t.Fatal(err)
+	}
+	s.Record("claude", "a", "claude/Read", nil)
+	s.Record("claude", "b", "claude/Read", nil)
+	got := s.Get("claude", "a")
+	if !got.Known || !got.Called[ReadsUntrusted] || !got.Called[ExternalEffect] || got.Called[Destructive] ||
+		!slices.Equal(got.Tools, []string{"claude/WebFetch", "claude/Read"}) {
+		t.Fatalf("session a: %+v", got)
+	}
+	// The same session id from another agent is another session.
+	if s.Get("codex", "a").Known {
+		t.Fatal("session ids leak across agents")
+	}
+	s.Close()
+
+	// History survives a restart.
+	s, err = OpenSessions(dir, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Get("claude", "a"); !got.Known || !got.Called[ReadsUntrusted] || len(got.Tools) != 2 {
+		t.Fatalf("after restart: %+v", got)
+	}
+	// A gap makes the session unknown, durably.
+	if err := s.MarkGap("claude", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if s.Get("claude", "a").Known {
+		t.Fatal("a session with a gap is known")
+	}
+	s.Record("claude", "a", "claude/Read", nil)
+	if s.Get("claude", "a").Known {
+		t.Fatal("history after a gap made the session known again")
+	}
+	s.Close()
+
+	// The shim marks a gap without the daemon.
+	if err := AppendGap(dir, "claude", "b"); err != nil {
+		t.Fatal(err)
+	}
+	s, err = OpenSessions(dir, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Get("claude", "a").Known || s.Get("claude", "b").Known {
+		t.Fatal("gaps forgotten after restart")
+	}
+}
+
+func TestSessionsBounded(t *testing.T) {
+	s, err := OpenSessions(t.TempDir(), testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.maxSessions, s.maxTools = 3, 4
+	for i := range 10 {
+		s.Record("claude", "one", fmt.Sprintf("claude/T%d", i), nil)
+	}
+	if got := s.Get("claude", "one").Tools; len(got) != 4 || got[3] != "claude/T9" {
+		t.Fatalf("tools not bounded: %v", got)
+	}
+	for i := range 4 {
+		s.Record("claude", fmt.Sprintf("s%d", i), "claude/Read", nil)
+	}
+	// "one" was least recently used: dropped, and unknown from now on.
+	if s.Get("claude", "one").Known {
+		t.Fatal("evicted session still known")
+	}
+	s.Record("claude", "one", "claude/Read", nil)
+	if s.Get("claude", "one").Known {
+		t.Fatal("evicted session known again after new history")
+	}
+}
+
+func TestSessionsCompact(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenSessions(dir, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.maxTools = 2
+	for i := range 2100 {
+		s.Record("claude", "c", fmt.Sprintf("claude/T%d", i%5), []string{ReadsSensitive})
+	}
+	s.Close()
+	b, _ := os.ReadFile(filepath.Join(dir, sessionsName))
+	if n := strings.Count(string(b), "\n"); n > 1100 {
+		t.Errorf("history not compacted: %d lines for 2100 records", n)
+	}
+	s, err = OpenSessions(dir, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Get("claude", "c"); !got.Known || !got.Called[ReadsSensitive] {
+		t.Fatalf("compaction lost history: %+v", got)
+	}
+}
+
+func TestCalledLabels(t *testing.T) {
+	l := func(mut string, rev string, egress string, fin string, ret string) *rules.Labels {
+		var x rules.Labels
+		set := func(d rules.Dim, v string) {
+			lv, err := d.Parse(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x = x.With(d, lv)
+		}
+		set(rules.Mutation, mut)
+		set(rules.Reversibility, rev)
+		set(rules.Egress, egress)
+		set(rules.Financial, fin)
+		set(rules.ReturnsClass, ret)
+		return &x
+	}
+	for _, tt := range []struct {
+		name string
+		v    rules.Verdict
+		want []string
+	}{
+		{"unlabelled", rules.Verdict{}, []string{ReadsUntrusted, ExternalEffect, Destructive, MovesMoney, ReadsSensitive}},
+		{"read-local", rules.Verdict{Narrowed: l("read", "reversible", "none", "none", "first_party_structured")}, nil},
+		{"web-fetch", rules.Verdict{Narrowed: l("read", "reversible", "external", "none", "third_party_content")}, []string{ReadsUntrusted, ExternalEffect}},
+		{"rm-rf", rules.Verdict{Narrowed: l("delete", "irreversible", "none", "none", "first_party_structured")}, []string{Destructive}},
+		{"pay", rules.Verdict{Narrowed: l("create", "irreversible", "external", "direct", "first_party_structured")}, []string{ExternalEffect, Destructive, MovesMoney}},
+		{"secret", rules.Verdict{Narrowed: l("read", "reversible", "none", "none", "first_party_structured"),
+			Evidence: []rules.Evidence{{Kind: "sensitive-name", Strength: rules.Guess}}}, []string{ReadsSensitive}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := CalledLabels(tt.v); !slices.Equal(got, tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAnswer(t *testing.T) {
+	verdict := func(o, ceiling rules.Outcome) rules.Verdict {
+		return rules.Verdict{Decision: rules.Decision{Outcome: o, Rule: "r", Reason: "because"}, CeilingOutcome: ceiling}
+	}
+	call := func(agentName string, phase rules.Phase, event string) rules.Call {
+		return rules.Call{Agent: agentName, Phase: phase, Event: event, Tool: "Bash"}
+	}
+	for _, tt := range []struct {
+		name           string
+		call           rules.Call
+		v              rules.Verdict
+		allowAtPreTool bool
+		answer         string
+		emptyReply     bool
+		avoided, est   bool
+	}{
+		{"claude-pre-allow-abstains", call("claude", rules.PreTool, "PreToolUse"), verdict(rules.Allow, rules.Ask), false, "abstain", true, false, false},
+		{"codex-pre-allow-abstains", call("codex", rules.PreTool, "PreToolUse"), verdict(rules.Allow, rules.Ask), false, "abstain", true, false, false},
+		{"copilot-pre-allow-abstains", call("copilot", rules.PreTool, "preToolUse"), verdict(rules.Allow, rules.Ask), false, "abstain", true, false, false},
+		{"claude-permission-allow-avoided", call("claude", rules.PermissionAsk, "PermissionRequest"), verdict(rules.Allow, rules.Ask), false, "allow", false, true, false},
+		{"claude-permission-deny", call("claude", rules.PermissionAsk, "PermissionRequest"), verdict(rules.Deny, rules.Deny), false, "deny", false, false, false},
+		{"claude-pre-ask-answered", call("claude", rules.PreTool, "PreToolUse"), verdict(rules.Ask, rules.Ask), false, "ask", false, false, false},
+		{"claude-pre-deny-answered", call("claude", rules.PreTool, "PreToolUse"), verdict(rules.Deny, rules.Deny), false, "deny", false, false, false},
+		{"claude-switch-off-estimates", call("claude", rules.PreTool, "PreToolUse"), verdict(rules.Allow, rules.Ask), true, "allow", false, false, true},
+		{"gemini-pre-allow-estimate", call("gemini", rules.PreTool, "BeforeTool"), verdict(rules.Allow, rules.Ask), false, "allow", false, false, true},
+		{"gemini-pre-allow-no-estimate", call("gemini", rules.PreTool, "BeforeTool"), verdict(rules.Allow, rules.Allow), false, "allow", false, false, false},
+		{"cursor-pre-allow-estimate", call("cursor", rules.PreTool, "preToolUse"), verdict(rules.Allow, rules.Deny), false, "allow", false, false, true},
+		{"gemini-deny", call("gemini", rules.PreTool, "BeforeTool"), verdict(rules.Deny, rules.Deny), false, "deny", false, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			answer, reply, avoided, est := Answer(tt.call, tt.v, agent.Options{}, tt.allowAtPreTool)
+			if answer != tt.answer || avoided != tt.avoided || est != tt.est {
+				t.Fatalf("answer %q avoided %v estimate %v; want %q %v %v", answer, avoided, est, tt.answer, tt.avoided, tt.est)
+			}
+			empty := len(reply.Stdout) == 0 && reply.ExitCode == 0
+			if empty != tt.emptyReply {
+				t.Fatalf("reply %+v", reply)
+			}
+			if tt.v.Decision.Outcome != rules.Allow && (empty || strings.Contains(string(reply.Stdout), `"allow"`)) {
+				t.Fatalf("a %v verdict was answered %s", tt.v.Decision.Outcome, reply.Stdout)
+			}
+		})
+	}
+}
+
+func TestCountPromptsAvoided(t *testing.T) {
+	d := startDaemon(t, nil)
+	v := rules.Verdict{Decision: rules.Decision{Outcome: rules.Allow}, CeilingOutcome: rules.Ask,
+		Evidence: []rules.Evidence{{Kind: "path-inside", Strength: rules.Proven}, {Kind: "Bad Kind/../x", Strength: rules.Guess}}}
+	d.count(rules.Call{Agent: "claude", Tool: "Bash"}, v, "allow", true, false)
+	d.count(rules.Call{Agent: "gemini", Tool: "mcp_db_drop"}, v, "allow", false, true)
+	d.count(rules.Call{Agent: "cursor", Tool: "SomethingNew"}, rules.Verdict{}, "deny", false, false)
+	mf := d.scrape(t)
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"narrowd_prompts_avoided_total", map[string]string{"agent": "claude", "tool": "Bash"}, 1},
+		{"narrowd_prompts_avoided_estimate_total", map[string]string{"agent": "gemini", "tool": "mcp"}, 1},
+		{"narrowd_decisions_total", map[string]string{"agent": "cursor", "tool": "other", "outcome": "deny"}, 1},
+		{"narrowd_unlabelled_calls_total", map[string]string{"agent": "cursor"}, 1},
+		{"narrowd_evidence_total", map[string]string{"kind": "path-inside", "strength": "proven"}, 2},
+		{"narrowd_evidence_total", map[string]string{"kind": "other", "strength": "guess"}, 2},
+	} {
+		if got := metricSum(mf, c.name, c.labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+}
+
+func TestToolLabel(t *testing.T) {
+	for _, tt := range []struct{ agent, tool, want string }{
+		{"claude", "Bash", "Bash"},
+		{"claude", "mcp__github__create_issue", "mcp"},
+		{"codex", "mcp__x__y", "mcp"},
+		{"gemini", "mcp_x_y", "mcp"},
+		{"gemini", "run_shell_command", "run_shell_command"},
+		{"cursor", "MCP:query", "mcp"},
+		{"copilot", "github-create_issue", "other"},
+		{"claude", "/etc/passwd", "other"},
+		{"evil", "Bash", "other"},
+	} {
+		if got := toolLabel(tt.agent, tt.tool); got != tt.want {
+			t.Errorf("toolLabel(%q, %q) = %q, want %q", tt.agent, tt.tool, got, tt.want)
+		}
+	}
+	if agentLabel("claude") != "claude" || agentLabel("x/y") != "other" {
+		t.Error("agentLabel not bounded")
+	}
+}
+
+func TestAuditRotation(t *testing.T) {
+	dir := t.TempDir()
+	a, err := OpenAudit(dir, 2000, 2, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60 {
+		if err := a.Append(&Record{ID: fmt.Sprintf("r%03d", i), Reason: strings.Repeat("x", 100), Timestamp: "2026-11-30T12:00:00Z"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Close()
+	rotated, _ := rotatedAuditFiles(dir)
+	if len(rotated) != 2 {
+		t.Fatalf("%d rotated files kept, want 2: %v", len(rotated), rotated)
+	}
+	var ids []string
+	ReadAudit(dir, func(r *Record) error { ids = append(ids, r.ID); return nil })
+	if len(ids) == 0 || ids[len(ids)-1] != "r059" || !slices.IsSorted(ids) {
+		t.Fatalf("records after rotation: %v", ids)
+	}
+	for _, p := range append(rotated, filepath.Join(dir, auditName)) {
+		fi, _ := os.Stat(p)
+		if fi.Size() > 2000+400 {
+			t.Errorf("%s is %d bytes", p, fi.Size())
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %v", p, fi.Mode().Perm())
+		}
+	}
+}
+
+func TestPostToolFeedsSession(t *testing.T) {
+	d := startDaemon(t, nil)
+	ctx := context.Background()
+	c := d.client()
+	if _, err := c.Hook(ctx, "claude", mcpCall("hist"), nil); err != nil {
+		t.Fatal(err)
+	}
+	post := claudePayload("PostToolUse", "hist", "mcp__evil__wipe", map[string]any{"target": "prod"})
+	env, err := c.Hook(ctx, "claude", post, nil)
+	if err != nil || env.ExitCode != 0 || len(env.Stdout) != 0 || env.ID != "" {
+		t.Fatalf("post-tool reply %+v %v", env, err)
+	}
+	env, err = c.Hook(ctx, "claude", mcpCall("hist"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := auditIDs(t, d.cfg.AuditDir)[env.ID]
+	if r == nil || !r.SessionKnown {
+		t.Fatalf("second call's session not known: %+v", r)
+	}
+	// An unlabelled tool ran: the session carries every seed 003 label.
+	got := d.sessions.Get("claude", "hist")
+	for _, l := range seed003Labels {
+		if !got.Called[l] {
+			t.Errorf("session lacks %s after an unlabelled tool ran", l)
+		}
+	}
+}
