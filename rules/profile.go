@@ -51,10 +51,14 @@ type Profile struct {
 
 // Rule is one rule of a profile as written, for display.
 type Rule struct {
-	ID     string  `json:"id"`
-	When   string  `json:"when"`
-	Then   Outcome `json:"then"`
-	Reason string  `json:"reason"`
+	// ID is the rule's kebab-case id, which decisions name.
+	ID string `json:"id"`
+	// When is the CEL condition as written.
+	When string `json:"when"`
+	// Then is the outcome when the condition holds.
+	Then Outcome `json:"then"`
+	// Reason is written for the agent and the person.
+	Reason string `json:"reason"`
 	// Line is the line of the rule's [[rule]] header, 0 when unknown.
 	Line int `json:"line"`
 }
@@ -77,11 +81,13 @@ var noMatch = Decision{Outcome: Ask, Rule: "no-match", Reason: "no profile rule 
 
 // Problem is one thing wrong with a profile file.
 type Problem struct {
+	// File is the file name the profile was loaded under.
 	File string `json:"file"`
 	// Line is 1-based; 0 when the problem has no single line.
 	Line int `json:"line"`
 	// Rule is the id of the rule concerned, if any.
-	Rule    string `json:"rule,omitempty"`
+	Rule string `json:"rule,omitempty"`
+	// Message says what is wrong, lowercase, without the position.
 	Message string `json:"message"`
 }
 
@@ -95,9 +101,11 @@ func (p Problem) Error() string {
 
 // ProfileError is every problem that kept a profile from loading.
 type ProfileError struct {
+	// Problems are sorted by line.
 	Problems []Problem
 }
 
+// Error lists the problems, one file:line: message per line.
 func (e *ProfileError) Error() string {
 	lines := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
@@ -296,7 +304,7 @@ func (c *compiler) compile(data []byte) *Profile {
 	for k := range raw {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return c.src.topLine(keys[i]) < c.src.topLine(keys[j]) })
+	sortByLine(keys, c.src.topLine)
 	var rawRules any
 	for _, k := range keys {
 		v := raw[k]
@@ -454,7 +462,7 @@ func (c *compiler) rule(env *cel.Env, i int, m map[string]any, seen map[string]i
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(a, b int) bool { return blk.keyLine(keys[a]) < blk.keyLine(keys[b]) })
+	sortByLine(keys, blk.keyLine)
 	for _, k := range keys {
 		switch k {
 		case "id", "when", "then", "reason":
@@ -586,3 +594,15 @@ func column(c int) string {
 // units (about one per operation or list element visited). A rule that
 // exceeds it fails to evaluate, which never lets a call run.
 const costLimit = 100_000
+
+// sortByLine sorts keys by the line they appear on, then by name, so
+// problems come out in file order and the same on every run.
+func sortByLine(keys []string, line func(string) int) {
+	sort.Slice(keys, func(i, j int) bool {
+		li, lj := line(keys[i]), line(keys[j])
+		if li != lj {
+			return li < lj
+		}
+		return keys[i] < keys[j]
+	})
+}
