@@ -94,14 +94,16 @@ func (z *analyzer) script(s *Script, fr frame) {
 func (z *analyzer) command(c *Command, fr frame) {
 	fr.dir = composeDirs(fr.dir, dirState{dirs: c.Dirs, unknown: c.DirUnknown || z.dirLost})
 	for _, as := range c.Env {
-		if EnvRunsCode(as.Name) {
+		if EnvRunsCode(as.Name) && !safeEnvValue(as) {
 			z.unproven(as.Pos, envRunsCodeStart+as.Name+envRunsCodeEnd)
 		}
 	}
 	var paths []PathArg
 	net := NoNet
 	for _, r := range c.Redirs {
-		if !r.Target.Literal && r.Op != "<<" && r.Op != "<<-" && r.Op != "<<<" {
+		if !r.Target.Literal {
+			// A dynamic path, or stdin text only known at run time
+			// (it may carry a secret the program prints).
 			z.unproven(r.Target.Pos, r.Target.Why)
 		}
 		if !r.Path {
@@ -434,6 +436,16 @@ func mutationRank(m string) int {
 		return 3
 	}
 	return -1
+}
+
+// safeEnvValue reports the few literal values of code-running variables
+// that run nothing: a pager that only copies its input.
+func safeEnvValue(a Assign) bool {
+	switch a.Name {
+	case "PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER":
+		return a.Value.Literal && (a.Value.Value == "cat" || a.Value.Value == "")
+	}
+	return false
 }
 
 // EnvRunsCode reports whether setting the environment variable name can

@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// testKnowledge loads this package's small test table once for all
+// syntaxTable loads this package's small test table once for all
 // tests, so that they do not move as the real table grows.
-var testKnowledge = sync.OnceValues(func() (*Knowledge, error) {
+var syntaxTable = sync.OnceValues(func() (*Knowledge, error) {
 	data, err := os.ReadFile(filepath.Join("testdata", "table.toml"))
 	if err != nil {
 		return nil, err
@@ -19,9 +19,9 @@ var testKnowledge = sync.OnceValues(func() (*Knowledge, error) {
 	return LoadKnowledge(data)
 })
 
-func knowledge(tb testing.TB) *Knowledge {
+func syntaxKnowledge(tb testing.TB) *Knowledge {
 	tb.Helper()
-	k, err := testKnowledge()
+	k, err := syntaxTable()
 	if err != nil {
 		tb.Fatalf("load test table: %v", err)
 	}
@@ -55,9 +55,14 @@ var analyzeTests = []struct {
 	{name: "redirect-group", src: "{ ls; pwd; } > out", programs: []string{"redirect overwrite:out", "ls", "pwd"}},
 	{name: "redirect-alone", src: "> out", programs: []string{"redirect overwrite:out"}},
 	{name: "redirect-dynamic", src: "ls > $f", programs: []string{"ls overwrite:{parameter expansion}"}, unproven: []string{"parameter expansion"}},
-	{name: "heredoc-runs-substitution", src: "cat <<EOF\n$(id)\nEOF", programs: []string{"cat", "id"}},
+	{name: "heredoc-runs-substitution", src: "cat <<EOF\n$(id)\nEOF", programs: []string{"cat", "id"}, unproven: []string{"command substitution"}},
 	{name: "heredoc-quoted", src: "cat <<'EOF'\n$(id)\nEOF", programs: []string{"cat"}},
-	{name: "herestring-dynamic", src: "grep x <<< \"$v\"", programs: []string{"grep"}},
+	{name: "herestring-dynamic", src: "grep x <<< \"$v\"", programs: []string{"grep"}, unproven: []string{"parameter expansion"}},
+	{name: "herestring-no-glob", src: "grep x <<< *.go", programs: []string{"grep"}},
+	{name: "heredoc-secret", src: "cat <<EOF\n${GITHUB_TOKEN}\nEOF", programs: []string{"cat"}, unproven: []string{"parameter expansion"}},
+	{name: "heredoc-escapes", src: "cat <<EOF\ncost \\$5 \\`x\\` \\\\ \\n\nEOF", programs: []string{"cat"}},
+	{name: "pager-cat", src: "GIT_PAGER=cat git log; PAGER= git log", programs: []string{"git", "git"}},
+	{name: "pager-less", src: "PAGER=less git log", programs: []string{"git"}, unproven: []string{"environment variable PAGER can run code"}},
 
 	// Substitutions run commands.
 	{name: "cmdsubst", src: "echo $(rm -rf /)", programs: []string{"echo", "rm delete://**"}, unproven: []string{"command substitution"}},
@@ -124,7 +129,7 @@ var analyzeTests = []struct {
 
 func TestAnalyze(t *testing.T) {
 	t.Parallel()
-	k := knowledge(t)
+	k := syntaxKnowledge(t)
 	for _, tc := range analyzeTests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -160,7 +165,7 @@ func TestAnalyze(t *testing.T) {
 
 func TestAnalyzeNestedPositions(t *testing.T) {
 	t.Parallel()
-	a := Analyze("ls; sh -c 'rm x; echo $y'", knowledge(t))
+	a := Analyze("ls; sh -c 'rm x; echo $y'", syntaxKnowledge(t))
 	at := Pos{Line: 1, Col: 11}
 	for _, p := range a.Programs[2:] {
 		if p.Pos != at {
@@ -179,7 +184,7 @@ func TestAnalyzeNestedPositions(t *testing.T) {
 
 func TestAnalyzeNetRedirect(t *testing.T) {
 	t.Parallel()
-	a := Analyze("echo hi > /dev/tcp/example.com/80", knowledge(t))
+	a := Analyze("echo hi > /dev/tcp/example.com/80", syntaxKnowledge(t))
 	if len(a.Programs) != 1 || a.Programs[0].Net != Internet {
 		t.Fatalf("programs = %+v, want one reaching the internet", a.Programs)
 	}
@@ -187,7 +192,7 @@ func TestAnalyzeNetRedirect(t *testing.T) {
 
 func TestAnalyzeRedirectRaisesMutation(t *testing.T) {
 	t.Parallel()
-	k := knowledge(t)
+	k := syntaxKnowledge(t)
 	tests := []struct {
 		name string
 		src  string
@@ -259,7 +264,7 @@ func allInputs() []string {
 }
 
 func BenchmarkAnalyze(b *testing.B) {
-	k := knowledge(b)
+	k := syntaxKnowledge(b)
 	in := allInputs()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -270,7 +275,7 @@ func BenchmarkAnalyze(b *testing.B) {
 
 // BenchmarkAnalyzeTypical is one ordinary agent command.
 func BenchmarkAnalyzeTypical(b *testing.B) {
-	k := knowledge(b)
+	k := syntaxKnowledge(b)
 	const src = `cd /work/app && git status --short && go test ./... 2>&1 | tail -n 20`
 	b.ReportAllocs()
 	for b.Loop() {
@@ -282,7 +287,7 @@ func BenchmarkAnalyzeTypical(b *testing.B) {
 // the test table, and adversarial ones, which must never narrow.
 func TestAnalyzeProven(t *testing.T) {
 	t.Parallel()
-	k := knowledge(t)
+	k := syntaxKnowledge(t)
 	tests := []struct {
 		name   string
 		src    string

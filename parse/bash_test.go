@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -72,6 +73,14 @@ func bashInputs(t *testing.T) map[string]string {
 	for _, tc := range wordTests {
 		in["word/"+tc.name] = "printf '%s\\0' " + tc.src
 	}
+	for _, tc := range heredocTests {
+		in["heredoc/"+tc.name] = tc.src
+	}
+	for _, e := range corpusEntries(t) {
+		if !strings.ContainsRune(e.Command, 0) { // bash refuses binary input
+			in["corpus/"+e.ID] = e.Command
+		}
+	}
 	files, _ := filepath.Glob(filepath.Join("..", "testdata", "corpus", "*.txt"))
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -92,6 +101,38 @@ func bashInputs(t *testing.T) map[string]string {
 		}
 	}
 	return in
+}
+
+// corpusEntry is one line of the shared corpus (testdata/corpus/README.md).
+type corpusEntry struct {
+	ID       string `json:"id"`
+	Command  string `json:"command"`
+	Expect   string `json:"expect"`
+	Category string `json:"category"`
+}
+
+// corpusEntries reads the shared command corpus, if it exists.
+func corpusEntries(t *testing.T) []corpusEntry {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "corpus", "commands.jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("read corpus: %v", err)
+	}
+	var out []corpusEntry
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var e corpusEntry
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatalf("corpus line %d: %v", i+1, err)
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // bashParses runs `bash -n` on src. extglob is on because the parser
@@ -168,6 +209,34 @@ func TestBashValues(t *testing.T) {
 				if v != tc.value {
 					t.Errorf("bash passes %q for %s, table says %q", v, tc.src, tc.value)
 				}
+			}
+		})
+	}
+}
+
+// TestBashHeredocs checks every literal here-document body against what
+// bash feeds cat.
+func TestBashHeredocs(t *testing.T) {
+	t.Parallel()
+	bash := needBash(t)
+	dir := t.TempDir()
+	for _, tc := range heredocTests {
+		if !tc.literal {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bash, "--norc", "--noprofile", "-c", tc.src)
+			cmd.Dir = dir
+			cmd.Env = []string{"LC_ALL=C.UTF-8", "PATH=/usr/bin:/bin", "x=X"}
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("bash: %v", err)
+			}
+			if string(out) != tc.body {
+				t.Errorf("bash feeds %q, table says %q", out, tc.body)
 			}
 		})
 	}

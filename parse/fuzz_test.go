@@ -59,7 +59,7 @@ func FuzzAnalyze(f *testing.F) {
 	for _, src := range allInputs() {
 		f.Add(src)
 	}
-	k := knowledge(f)
+	k := syntaxKnowledge(f)
 	f.Fuzz(func(t *testing.T, src string) {
 		checkAnalysis(t, src, Analyze(src, k))
 	})
@@ -68,7 +68,7 @@ func FuzzAnalyze(f *testing.F) {
 // TestAnalyzeProperties runs the fuzz properties over the tables.
 func TestAnalyzeProperties(t *testing.T) {
 	t.Parallel()
-	k := knowledge(t)
+	k := syntaxKnowledge(t)
 	for _, src := range allInputs() {
 		checkAnalysis(t, src, Analyze(src, k))
 	}

@@ -72,7 +72,7 @@ func goldenOf(name, src string, k *Knowledge) goldenCase {
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	k := knowledge(t)
+	k := syntaxKnowledge(t)
 	var cases []goldenCase
 	for _, tc := range parseTests {
 		cases = append(cases, goldenOf("parse/"+tc.name, tc.src, k))

@@ -70,8 +70,8 @@ type Redirect struct {
 	// 2>file, "{fd}" for a named one), empty for the default.
 	Fd string
 	// Target is the word after the operator: a path, a descriptor
-	// ("1" in 2>&1, "-" to close), a here-string, or a here-document's
-	// delimiter.
+	// ("1" in 2>&1, "-" to close), a here-string, or for << and <<- the
+	// here-document's body (its delimiter is not kept).
 	Target Word
 	// Path reports that Target names a file the redirect opens, with
 	// Access. Descriptor duplications and here-documents open none.
@@ -84,6 +84,13 @@ type Redirect struct {
 // would run. It never expands or runs anything. A syntax error is an
 // [*Error].
 func Parse(src string) (*Script, error) {
+	if i := strings.IndexByte(src, 0); i >= 0 {
+		// bash -c ends the text at a NUL and bash refuses it in a
+		// file: what would run is not what is written.
+		line := 1 + strings.Count(src[:i], "\n")
+		col := i - strings.LastIndexByte(src[:i], '\n')
+		return nil, &Error{Pos: Pos{Line: line, Col: col}, Text: "nul byte in script"}
+	}
 	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
 	f, err := p.Parse(strings.NewReader(src), "")
 	if err != nil {
@@ -466,12 +473,14 @@ func (w *walker) redirect(r *syntax.Redirect) Redirect {
 	case syntax.Hdoc, syntax.DashHdoc:
 		// The delimiter is not expanded; the body is, unless the
 		// delimiter is quoted (then it is one literal part).
-		out.Target = Word{Value: sourceText(w.src, r.Word), Literal: true, Pos: toPos(r.Word.Pos())}
-		if r.Hdoc != nil {
+		out.Target = heredocWord(w.src, r)
+		if r.Hdoc != nil && !heredocQuoted(r) {
 			w.word(r.Hdoc)
 		}
 		return out
 	case syntax.WordHdoc:
+		// No pathname or brace expansion on a here-string.
+		out.Target = resolveWord(w.src, r.Word, modeAssign)
 	default:
 		w.unproven(r.OpPos, whyRedirect)
 	}

@@ -69,7 +69,7 @@ func resolveWord(src string, w *syntax.Word, mode wordMode) Word {
 	out := Word{Pos: toPos(w.Pos())}
 	var b wordBuf
 	for _, p := range w.Parts {
-		resolvePart(&b, p, false)
+		resolvePart(&b, src, p, false)
 	}
 	if b.why == "" {
 		b.why = expansionIn(b.val, b.bare, mode)
@@ -93,7 +93,7 @@ func sourceText(src string, n syntax.Node) string {
 	return src[from:to]
 }
 
-func resolvePart(b *wordBuf, p syntax.WordPart, quoted bool) {
+func resolvePart(b *wordBuf, src string, p syntax.WordPart, quoted bool) {
 	switch p := p.(type) {
 	case *syntax.Lit:
 		if quoted {
@@ -113,12 +113,12 @@ func resolvePart(b *wordBuf, p syntax.WordPart, quoted bool) {
 		}
 		for _, q := range p.Parts {
 			if cs, ok := q.(*syntax.CmdSubst); ok {
-				if body, ok := catHeredoc(cs); ok {
+				if body, ok := catHeredoc(src, cs); ok {
 					b.addString(body, false)
 					continue
 				}
 			}
-			resolvePart(b, q, true)
+			resolvePart(b, src, q, true)
 		}
 	case *syntax.ParamExp:
 		b.dynamic(whyParam)
@@ -403,7 +403,7 @@ func assignPrefix(val []byte) int {
 // form agents use for commit messages: "$(cat <<'EOF' … EOF)". The
 // substitution strips trailing newlines. The cat program is still listed
 // as a command that runs.
-func catHeredoc(cs *syntax.CmdSubst) (string, bool) {
+func catHeredoc(src string, cs *syntax.CmdSubst) (string, bool) {
 	if cs.Backquotes || cs.TempFile || cs.ReplyVar || len(cs.Stmts) != 1 {
 		return "", false
 	}
@@ -415,45 +415,118 @@ func catHeredoc(cs *syntax.CmdSubst) (string, bool) {
 	if !ok || len(call.Assigns) != 0 || len(call.Args) != 1 || call.Args[0].Lit() != "cat" {
 		return "", false
 	}
-	body, ok := heredocBody(s.Redirs[0])
-	if !ok || strings.IndexByte(body, 0) >= 0 {
-		return "", false
-	}
-	return strings.TrimRight(body, "\n"), true
-}
-
-// heredocBody is the exact text a here-document feeds, when it has no
-// expansions or escapes.
-func heredocBody(r *syntax.Redirect) (string, bool) {
+	r := s.Redirs[0]
 	if r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc || r.N != nil {
 		return "", false
 	}
-	quoted := false
-	for _, p := range r.Word.Parts {
-		l, ok := p.(*syntax.Lit)
-		if !ok || strings.IndexByte(l.Value, '\\') >= 0 {
-			quoted = true
-		}
+	body := heredocWord(src, r)
+	if !body.Literal {
+		return "", false
 	}
-	var sb strings.Builder
-	if r.Hdoc != nil {
-		for _, p := range r.Hdoc.Parts {
-			l, ok := p.(*syntax.Lit)
-			if !ok || !quoted && strings.ContainsAny(l.Value, "\\$`") {
-				return "", false
+	return strings.TrimRight(body.Value, "\n"), true
+}
+
+// heredocWord is the text a here-document feeds: exact when its
+// delimiter is quoted or its body has no expansions. Unquoted, a
+// backslash quotes only $ ` \ and newline, as bash reads it.
+func heredocWord(src string, r *syntax.Redirect) Word {
+	out := Word{Pos: toPos(r.Word.Pos())}
+	if r.Hdoc == nil {
+		out.Literal = true
+		return out
+	}
+	out.Pos = toPos(r.Hdoc.Pos())
+	if heredocQuoted(r) {
+		// The body is the source text up to the delimiter line. It is
+		// read from the source because the parser expands some bodies
+		// bash keeps literal (<<E"O"F).
+		body, ok := rawHeredoc(src, r)
+		if !ok {
+			out.Why = "here-document"
+			return out
+		}
+		out.Value, out.Literal = stripTabs(r, body), true
+		return out
+	}
+	var b wordBuf
+	for _, p := range r.Hdoc.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if r.Op == syntax.DashHdoc && strings.Contains(p.Value, "\\\n") {
+				// Tabs are stripped before continuation lines join.
+				b.dynamic("here-document line continuation")
 			}
-			sb.WriteString(l.Value)
+			for i := 0; i < len(p.Value); i++ {
+				c := p.Value[i]
+				if c == '\\' && i+1 < len(p.Value) {
+					switch p.Value[i+1] {
+					case '$', '`', '\\':
+						i++
+						b.add(p.Value[i], false)
+						continue
+					case '\n':
+						i++
+						continue
+					}
+				}
+				b.add(c, false)
+			}
+		default:
+			resolvePart(&b, src, p, true)
 		}
 	}
-	body := sb.String()
+	if b.why != "" {
+		out.Why = b.why
+		out.Value = sourceText(src, r.Hdoc)
+		return out
+	}
+	out.Value, out.Literal = stripTabs(r, string(b.val)), true
+	return out
+}
+
+// heredocQuoted reports a delimiter with any quoting, which keeps the
+// body from expansion.
+func heredocQuoted(r *syntax.Redirect) bool {
+	for _, p := range r.Word.Parts {
+		if l, ok := p.(*syntax.Lit); !ok || strings.IndexByte(l.Value, '\\') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// rawHeredoc cuts a here-document's body from the source: everything
+// before its last line, which must be the delimiter.
+func rawHeredoc(src string, r *syntax.Redirect) (string, bool) {
+	var delim wordBuf
+	for _, p := range r.Word.Parts {
+		resolvePart(&delim, src, p, false)
+	}
+	raw := sourceText(src, r.Hdoc)
+	i := strings.LastIndexByte(raw, '\n')
+	if delim.why != "" || raw == "" || i < 0 {
+		return "", false
+	}
+	last := raw[i+1:]
 	if r.Op == syntax.DashHdoc {
-		lines := strings.SplitAfter(body, "\n")
-		for i, l := range lines {
-			lines[i] = strings.TrimLeft(l, "\t")
-		}
-		body = strings.Join(lines, "")
+		last = strings.TrimLeft(last, "\t")
 	}
-	return body, true
+	if last != string(delim.val) {
+		return "", false
+	}
+	return raw[:i+1], true
+}
+
+// stripTabs removes the leading tabs <<- strips from each line.
+func stripTabs(r *syntax.Redirect, body string) string {
+	if r.Op != syntax.DashHdoc {
+		return body
+	}
+	lines := strings.SplitAfter(body, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimLeft(l, "\t")
+	}
+	return strings.Join(lines, "")
 }
 
 // isArithConst reports whether w is a numeric constant in an arithmetic

@@ -71,6 +71,60 @@ var wordTests = []struct {
 	{name: "extglob", src: `@(a|b)`, why: "glob"},
 	{name: "equals", src: `a=b`, value: "a=b", literal: true},
 	{name: "utf8", src: `'héllo'`, value: "héllo", literal: true},
+	{name: "cat-heredoc", src: "\"$(cat <<'EOF'\nline1\n\nline2 $x\n\n\nEOF\n)\"", value: "line1\n\nline2 $x", literal: true},
+	{name: "cat-heredoc-unquoted", src: "\"$(cat <<EOF\nplain \\$x\nEOF\n)\"", value: "plain $x", literal: true},
+	{name: "cat-heredoc-dash", src: "\"$(cat <<-EOF\n\t\ta\n\tb\n\tEOF\n)\"", value: "a\nb", literal: true},
+	{name: "cat-heredoc-prefix", src: "\"msg: $(cat <<'EOF'\nx\nEOF\n) end\"", value: "msg: x end", literal: true},
+	{name: "cat-heredoc-expands", src: "\"$(cat <<EOF\n$HOME\nEOF\n)\"", why: "command substitution"},
+	{name: "cat-heredoc-unquoted-word", src: "$(cat <<'EOF'\nx\nEOF\n)", why: "command substitution"},
+}
+
+// heredocTests are here-documents; body is what cat prints, checked
+// against bash in TestBashHeredocs.
+var heredocTests = []struct {
+	name    string
+	src     string
+	body    string
+	literal bool
+}{
+	{name: "quoted", src: "cat <<'EOF'\na $x \\n `id`\nEOF", body: "a $x \\n `id`\n", literal: true},
+	{name: "double-quoted-delimiter", src: "cat <<\"EOF\"\n$x\nEOF", body: "$x\n", literal: true},
+	{name: "partly-quoted-delimiter", src: "cat <<E\"O\"F\n$x\nEOF", body: "$x\n", literal: true},
+	{name: "quoted-prefix-delimiter", src: "cat <<\"E\"OF\n$(id)\nEOF", body: "$(id)\n", literal: true},
+	{name: "dash-quoted-tabbed-delimiter", src: "cat <<-'EOF'\n\t$(id)\n\t\tEOF", body: "$(id)\n", literal: true},
+	{name: "escaped-delimiter", src: "cat <<\\EOF\n$x\nEOF", body: "$x\n", literal: true},
+	{name: "unquoted-plain", src: "cat <<EOF\nhello world\nEOF", body: "hello world\n", literal: true},
+	{name: "unquoted-escapes", src: "cat <<EOF\ncost \\$5 \\`x\\` \\\\ \\n \\\"q\\\"\nEOF", body: "cost $5 `x` \\ \\n \\\"q\\\"\n", literal: true},
+	{name: "unquoted-continuation", src: "cat <<EOF\nab\\\ncd\nEOF", body: "abcd\n", literal: true},
+	{name: "unquoted-lone-dollar", src: "cat <<EOF\na $ b\nEOF", body: "a $ b\n", literal: true},
+	{name: "unquoted-single-quotes", src: "cat <<EOF\nit's \"fine\"\nEOF", body: "it's \"fine\"\n", literal: true},
+	{name: "dash-quoted", src: "cat <<-'EOF'\n\t\tx\n\t y\n\tEOF", body: "x\n y\n", literal: true},
+	{name: "dash-unquoted", src: "cat <<-EOF\n\tx\n\t\ty\n\tEOF", body: "x\ny\n", literal: true},
+	{name: "empty", src: "cat <<EOF\nEOF", body: "", literal: true},
+	{name: "param", src: "cat <<EOF\n$HOME\nEOF"},
+	{name: "cmdsubst", src: "cat <<EOF\n$(echo hi)\nEOF"},
+	{name: "arith", src: "cat <<EOF\n$((1+2))\nEOF"},
+	{name: "backticks", src: "cat <<EOF\n`echo hi`\nEOF"},
+}
+
+func TestHeredocBodies(t *testing.T) {
+	t.Parallel()
+	for _, tc := range heredocTests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := Parse(tc.src)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			r := s.Commands[0].Redirs[0]
+			if r.Target.Literal != tc.literal {
+				t.Fatalf("body Literal = %v (why %q), want %v", r.Target.Literal, r.Target.Why, tc.literal)
+			}
+			if tc.literal && r.Target.Value != tc.body {
+				t.Errorf("body = %q, want %q", r.Target.Value, tc.body)
+			}
+		})
+	}
 }
 
 func TestWordValues(t *testing.T) {
