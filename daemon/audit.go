@@ -154,25 +154,27 @@ func summarize(in map[string]any) string {
 // into audit-<time>.jsonl files, of which the newest few are kept.
 // Append returns only once the record is on disk.
 type Audit struct {
-	dir  string
-	keep int
-	log  *slog.Logger
-	j    *journal
+	dir     string
+	keep    int
+	timeout time.Duration
+	log     *slog.Logger
+	j       *journal
 }
 
 // auditName is the live audit file's name.
 const auditName = "audit.jsonl"
 
 // OpenAudit opens the audit log in dir (created 0700), rotating at
-// maxSize bytes and keeping keep rotated files.
-func OpenAudit(dir string, maxSize int64, keep int, log *slog.Logger) (*Audit, error) {
+// maxSize bytes and keeping keep rotated files. An append that the disk
+// has not acknowledged after timeout (0: no limit) fails.
+func OpenAudit(dir string, maxSize int64, keep int, timeout time.Duration, log *slog.Logger) (*Audit, error) {
 	if dir == "" {
 		return nil, errors.New("no audit directory")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("failed to create audit directory: %w", err)
 	}
-	a := &Audit{dir: dir, keep: keep, log: log}
+	a := &Audit{dir: dir, keep: keep, timeout: timeout, log: log}
 	j, err := openJournal(filepath.Join(dir, auditName), maxSize, a.rotate, func(err error) {
 		log.Error("audit rotation failed", "err", err)
 	})
@@ -183,13 +185,14 @@ func OpenAudit(dir string, maxSize int64, keep int, log *slog.Logger) (*Audit, e
 	return a, nil
 }
 
-// Append writes one record durably (write and fsync).
+// Append writes one record durably (write and fsync). An error means the
+// record may not be on disk, and the call must fail safe.
 func (a *Audit) Append(r *Record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("failed to encode audit record: %w", err)
 	}
-	return a.j.Append(append(b, '\n'))
+	return a.j.AppendWithin(append(b, '\n'), a.timeout)
 }
 
 // Close flushes and closes the log.

@@ -28,6 +28,10 @@ type Config struct {
 	// AuditKeep is how many rotated audit files are kept; 0 means
 	// [DefaultAuditKeep].
 	AuditKeep int
+	// AuditTimeout bounds how long a call waits for its audit record to
+	// reach the disk before it fails safe; 0 means 2 s, below the shim's
+	// default timeout so the shim gets the blocking reply.
+	AuditTimeout time.Duration
 
 	// StateDir holds durable state: session history.
 	StateDir string
@@ -70,6 +74,7 @@ const (
 	DefaultAuditMaxSize    = 64 << 20
 	DefaultAuditKeep       = 8
 	defaultReadTimeout     = 5 * time.Second
+	defaultAuditTimeout    = 2 * time.Second
 	defaultShutdownTimeout = 10 * time.Second
 )
 
@@ -79,6 +84,9 @@ func (c *Config) fill() {
 	}
 	if c.AuditKeep <= 0 {
 		c.AuditKeep = DefaultAuditKeep
+	}
+	if c.AuditTimeout <= 0 {
+		c.AuditTimeout = defaultAuditTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -63,7 +63,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, metrics: NewMetrics(cfg.Version), started: cfg.now()}
 	s.engine.Store(e)
-	if s.audit, err = OpenAudit(cfg.AuditDir, cfg.AuditMaxSize, cfg.AuditKeep, cfg.Logger); err != nil {
+	if s.audit, err = OpenAudit(cfg.AuditDir, cfg.AuditMaxSize, cfg.AuditKeep, cfg.AuditTimeout, cfg.Logger); err != nil {
 		return nil, err
 	}
 	if s.sessions, err = OpenSessions(cfg.StateDir, cfg.Logger); err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // errClosed reports a write to a journal that was closed.
@@ -103,13 +104,36 @@ func syncDir(dir string) error {
 
 // Append writes line (which must end in a newline) durably.
 func (j *journal) Append(line []byte) error {
+	return j.AppendWithin(line, 0)
+}
+
+// errSlow reports that the disk did not take a line in time.
+var errSlow = errors.New("write not acknowledged in time")
+
+// AppendWithin is Append that gives up after timeout (0: never). A line
+// given up on after the writer took it may still reach the file later;
+// the caller must treat the call as failed either way.
+func (j *journal) AppendWithin(line []byte, timeout time.Duration) error {
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
 	errc := make(chan error, 1)
 	select {
 	case j.reqs <- journalReq{line, errc}:
 	case <-j.quit:
 		return errClosed
+	case <-expired:
+		return fmt.Errorf("%s: %w", j.path, errSlow)
 	}
-	return <-errc
+	select {
+	case err := <-errc:
+		return err
+	case <-expired:
+		return fmt.Errorf("%s: %w", j.path, errSlow)
+	}
 }
 
 // Close stops the writer after the batch in progress and closes the file.

@@ -2,12 +2,14 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/narrowd/narrowd/daemon/agent"
 	"github.com/narrowd/narrowd/rules"
@@ -259,7 +261,7 @@ func TestToolLabel(t *testing.T) {
 
 func TestAuditRotation(t *testing.T) {
 	dir := t.TempDir()
-	a, err := OpenAudit(dir, 2000, 2, testLogger(t))
+	a, err := OpenAudit(dir, 2000, 2, 0, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,5 +317,33 @@ func TestPostToolFeedsSession(t *testing.T) {
 		if !got.Called[l] {
 			t.Errorf("session lacks %s after an unlabelled tool ran", l)
 		}
+	}
+}
+
+func TestJournalSlowDiskFails(t *testing.T) {
+	stuck := make(chan struct{})
+	j, err := openJournal(filepath.Join(t.TempDir(), "j"), 1, func(f *os.File, size int64) (*os.File, int64, error) {
+		<-stuck // a disk that does not answer
+		return f, size, nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.AppendWithin([]byte("one\n"), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = j.AppendWithin([]byte("two\n"), 200*time.Millisecond)
+	if !errors.Is(err, errSlow) || time.Since(start) > 2*time.Second {
+		t.Fatalf("append to a stuck disk: %v after %v", err, time.Since(start))
+	}
+	err = j.AppendWithin([]byte("three\n"), 100*time.Millisecond)
+	if !errors.Is(err, errSlow) {
+		t.Fatalf("second append to a stuck disk: %v", err)
+	}
+	close(stuck)
+	j.Close()
+	if err := j.Append([]byte("four\n")); !errors.Is(err, errClosed) {
+		t.Fatalf("append after close: %v", err)
 	}
 }
