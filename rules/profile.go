@@ -509,7 +509,7 @@ func (c *compiler) rule(env *cel.Env, i int, m map[string]any, seen map[string]i
 			return nil
 		}
 		r.When, r.whenLine = s, line
-		compiled, good := c.compileWhen(env, line, blk.whenNextLine, name, r.ID, s)
+		compiled, good := c.compileWhen(env, line, blk.whenMulti, blk.whenNextLine, name, r.ID, s)
 		if !good {
 			return nil
 		}
@@ -530,12 +530,12 @@ type compiledWhen struct {
 }
 
 // compileWhen compiles one `when`. line is the line of the when key;
-// nextLine reports that the expression starts on the line after it (a
-// multi-line string whose opening quotes end the line).
-func (c *compiler) compileWhen(env *cel.Env, line int, nextLine bool, name, id, src string) (compiledWhen, bool) {
+// multi reports a multi-line string, whose lines are the file's, and
+// nextLine that the expression starts on the line after the key.
+func (c *compiler) compileWhen(env *cel.Env, line int, multi, nextLine bool, name, id, src string) (compiledWhen, bool) {
 	at := func(exprLine int) int {
-		if line == 0 {
-			return 0
+		if line == 0 || !multi {
+			return line
 		}
 		if nextLine {
 			return line + exprLine

@@ -17,9 +17,10 @@ type srcIndex struct {
 type ruleBlock struct {
 	line int
 	keys map[string]int
-	// whenNextLine reports that `when` is a multi-line string whose
-	// opening quotes end the line, so the expression starts on the next.
-	whenNextLine bool
+	// whenMulti reports that `when` is a multi-line string, whose lines
+	// are the file's; whenNextLine that its opening quotes end the line,
+	// so the expression starts on the next.
+	whenMulti, whenNextLine bool
 }
 
 // topLine returns the line of a top-level key or table, 0 when unknown.
@@ -108,8 +109,9 @@ func indexSource(src string) *srcIndex {
 			if rest, ok := strings.CutPrefix(value, q); ok {
 				if !strings.Contains(rest, q) {
 					closeStr = q
-					if key == "when" && idx.inRule && rest == "" {
-						idx.rules[len(idx.rules)-1].whenNextLine = true
+					if key == "when" && idx.inRule {
+						b := &idx.rules[len(idx.rules)-1]
+						b.whenMulti, b.whenNextLine = true, rest == ""
 					}
 				}
 				break
