@@ -67,6 +67,9 @@ type tableFile struct {
 	SafeEnv       []string         `toml:"safe_env"`
 	SafeGitConfig []string         `toml:"safe_git_config"`
 	SystemDirs    []string         `toml:"system_dirs"`
+	// FlagGroups are shared flag lists (git's diff and revision options)
+	// that commands in the same file include by name.
+	FlagGroups map[string][]flagName `toml:"flag_groups"`
 }
 
 // LoadKnowledge compiles one TOML knowledge table. Decoding is strict: an
@@ -120,10 +123,9 @@ func (k *Knowledge) add(file string, data []byte) error {
 		}
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	loc := newLocator(data)
 	if und := md.Undecoded(); len(und) > 0 {
 		key := und[0]
-		return fmt.Errorf("%s:%d: unknown key %q", file, loc.line(key), key.String())
+		return fmt.Errorf("%s:%d: unknown key %q", file, newLocator(data).line(key), key.String())
 	}
 	k.safeEnv = append(k.safeEnv, tf.SafeEnv...)
 	k.safeGitConfig = append(k.safeGitConfig, tf.SafeGitConfig...)
@@ -135,16 +137,16 @@ func (k *Knowledge) add(file string, data []byte) error {
 	slices.Sort(names)
 	for _, n := range names {
 		s := tf.Cmd[n]
-		if err := s.compile([]string{n}, nil); err != nil {
+		if err := s.compile([]string{n}, nil, tf.FlagGroups); err != nil {
 			var ce *compileError
 			if errors.As(err, &ce) {
-				return fmt.Errorf("%s:%d: %s", file, loc.line(ce.key), ce.msg)
+				return fmt.Errorf("%s:%d: %s", file, newLocator(data).line(ce.key), ce.msg)
 			}
 			return fmt.Errorf("%s: %w", file, err)
 		}
 		for _, alias := range append([]string{n}, s.Aliases...) {
 			if _, dup := k.cmds[alias]; dup {
-				return fmt.Errorf("%s:%d: command %q defined twice", file, loc.line(toml.Key{"cmd", n}), alias)
+				return fmt.Errorf("%s:%d: command %q defined twice", file, newLocator(data).line(toml.Key{"cmd", n}), alias)
 			}
 			k.cmds[alias] = s
 		}
@@ -162,7 +164,7 @@ func (e *compileError) Error() string { return e.msg }
 
 // compile checks one spec and builds its flag set. key is its TOML key
 // path below "cmd".
-func (s *spec) compile(names []string, parent *spec) error {
+func (s *spec) compile(names []string, parent *spec, groups map[string][]flagName) error {
 	key := append(toml.Key{"cmd", names[0]}, subKey(names[1:])...)
 	bad := func(format string, args ...any) error {
 		return &compileError{key: key, msg: fmt.Sprintf("%s: %s", strings.Join(names, " "), fmt.Sprintf(format, args...))}
@@ -229,6 +231,22 @@ func (s *spec) compile(names []string, parent *spec) error {
 			return err
 		}
 	}
+	for _, g := range s.Groups {
+		list, ok := groups[g]
+		if !ok {
+			return bad("unknown flag group %q", g)
+		}
+		for _, fn := range list {
+			def := &flagDef{canon: fn.names[0], arg: fn.arg}
+			for _, n := range fn.names {
+				if fs.lookupExact(n) == nil && !fs.hasPattern(n) {
+					if err := fs.add(s.Parser, n, def); err != nil {
+						return bad("group %s: %v", g, err)
+					}
+				}
+			}
+		}
+	}
 	// Persistent flags of the ancestors stay valid below them.
 	for p := parent; p != nil; p = p.parent {
 		if !p.Persistent {
@@ -248,7 +266,7 @@ func (s *spec) compile(names []string, parent *spec) error {
 	}
 	slices.Sort(subs)
 	for _, n := range subs {
-		if err := s.Sub[n].compile(append(slices.Clone(names), n), s); err != nil {
+		if err := s.Sub[n].compile(append(slices.Clone(names), n), s, groups); err != nil {
 			return err
 		}
 		for _, a := range s.Sub[n].Aliases {
@@ -347,6 +365,19 @@ func (fs *flagSet) add(fam family, n string, def *flagDef) error {
 	fs.long[n] = def
 	fs.longs = append(fs.longs, n)
 	return nil
+}
+
+// hasPattern reports a -# or trailing-* name already registered.
+func (fs *flagSet) hasPattern(n string) bool {
+	if n == "-#" {
+		return fs.digits != nil
+	}
+	for _, p := range fs.prefix {
+		if p.prefix+"*" == n {
+			return true
+		}
+	}
+	return false
 }
 
 func (fs *flagSet) lookupExact(n string) *flagDef {

@@ -34,6 +34,9 @@ type run struct {
 
 	// dir is the directory relative operands resolve against (git -C).
 	dir *Word
+	// hitBuf and opBuf back the common case without allocating.
+	hitBuf [6]hit
+	opBuf  [6]Word
 	// flagPaths counts the paths that came from flag arguments, which a
 	// later -C must not silently re-anchor.
 	relFlagPath bool
@@ -495,7 +498,7 @@ func restIndex(slots []slot) int {
 
 // parse splits args by the spec's option parser family.
 func (r *run) parse(s *spec, args []Word) parsed {
-	p := parsed{sub: -1, slots: s.Args}
+	p := parsed{sub: -1, slots: s.Args, hits: r.hitBuf[:0], ops: r.opBuf[:0]}
 	fs := s.flags
 	fam := s.Parser
 	permute := fam.permutes()
@@ -541,25 +544,26 @@ func (r *run) parse(s *spec, args []Word) parsed {
 			}
 			continue
 		}
-		var hs []hit
 		var consumed int
 		var why string
+		before := len(p.hits)
 		switch fam {
 		case famGo:
-			hs, consumed, why = parseGo(fs, args, i)
+			p.hits, consumed, why = parseGo(p.hits, fs, args, i)
 		case famSingle:
-			hs, consumed, why = parseSingle(fs, args, i)
+			p.hits, consumed, why = parseSingle(p.hits, fs, args, i)
 		default:
 			if strings.HasPrefix(a, "--") {
 				if fam == famPOSIX {
 					why = "unknown flag " + a
 				} else {
-					hs, consumed, why = parseLong(fs, fam, abbrev, args, i)
+					p.hits, consumed, why = parseLong(p.hits, fs, fam, abbrev, args, i)
 				}
 			} else {
-				hs, consumed, why = parseShort(fs, args, i)
+				p.hits, consumed, why = parseShort(p.hits, fs, args, i)
 			}
 		}
+		hs := p.hits[before:]
 		if why != "" {
 			r.fail(why + " for " + s.name)
 			return p
@@ -575,7 +579,6 @@ func (r *run) parse(s *spec, args []Word) parsed {
 				}
 			}
 		}
-		p.hits = append(p.hits, hs...)
 		for _, h := range hs {
 			if e := h.def.eff; e != nil && e.Stop {
 				done = true
@@ -613,21 +616,23 @@ func attached(w Word, v string) Word {
 }
 
 // parseShort reads -abc, -n5, -n 5 (getopt).
-func parseShort(fs *flagSet, args []Word, i int) ([]hit, int, string) {
+func parseShort(hs []hit, fs *flagSet, args []Word, i int) ([]hit, int, string) {
 	w := args[i]
 	a := w.Value
 	if fs.digits != nil && allDigits(a[1:]) {
-		return []hit{{def: fs.digits, name: a, value: attached(w, a[1:]), hasValue: true}}, 0, ""
+		return append(hs, hit{def: fs.digits, name: a, value: attached(w, a[1:]), hasValue: true}), 0, ""
 	}
-	var hs []hit
 	consumed := 0
 	for j := 1; j < len(a); j++ {
 		c := a[j]
 		def := fs.short[c]
 		if def == nil {
-			return nil, 0, "unknown flag -" + string(rune(c))
+			return hs, 0, "unknown flag -" + string(rune(c))
 		}
-		h := hit{def: def, name: "-" + string(rune(c))}
+		h := hit{def: def, name: a[j-1 : j+1]}
+		if j > 1 {
+			h.name = "-" + a[j:j+1]
+		}
 		switch def.arg {
 		case argRequired:
 			if j+1 < len(a) {
@@ -636,7 +641,7 @@ func parseShort(fs *flagSet, args []Word, i int) ([]hit, int, string) {
 				h.value, h.hasValue = args[i+1], true
 				consumed = 1
 			} else {
-				return nil, 0, "flag " + h.name + " needs an argument"
+				return hs, 0, "flag " + h.name + " needs an argument"
 			}
 			j = len(a)
 		case argOptional:
@@ -664,7 +669,7 @@ func allDigits(s string) bool {
 
 // parseLong reads --name, --name=value, --name value, abbreviations and,
 // for git, --no-name.
-func parseLong(fs *flagSet, fam family, abbrev bool, args []Word, i int) ([]hit, int, string) {
+func parseLong(hs []hit, fs *flagSet, fam family, abbrev bool, args []Word, i int) ([]hit, int, string) {
 	w := args[i]
 	name, val, has := strings.Cut(w.Value, "=")
 	def, why := fs.findLong(name, abbrev)
@@ -673,23 +678,23 @@ func parseLong(fs *flagSet, fam family, abbrev bool, args []Word, i int) ([]hit,
 		def, why = fs.findLong("--"+name[len("--no-"):], abbrev)
 		if def != nil {
 			if def.arg != argNone || has {
-				return nil, 0, "unknown flag " + name
+				return hs, 0, "unknown flag " + name
 			}
 			negated = true
 		}
 	}
 	if why != "" {
-		return nil, 0, why
+		return hs, 0, why
 	}
 	if def == nil {
-		return nil, 0, "unknown flag " + name
+		return hs, 0, "unknown flag " + name
 	}
 	h := hit{def: def, name: name, negated: negated}
 	consumed := 0
 	switch def.arg {
 	case argNone:
 		if has {
-			return nil, 0, "flag " + name + " takes no argument"
+			return hs, 0, "flag " + name + " takes no argument"
 		}
 	case argRequired:
 		if has {
@@ -698,14 +703,14 @@ func parseLong(fs *flagSet, fam family, abbrev bool, args []Word, i int) ([]hit,
 			h.value, h.hasValue = args[i+1], true
 			consumed = 1
 		} else {
-			return nil, 0, "flag " + name + " needs an argument"
+			return hs, 0, "flag " + name + " needs an argument"
 		}
 	case argOptional:
 		if has {
 			h.value, h.hasValue = attached(w, val), true
 		}
 	}
-	return []hit{h}, consumed, ""
+	return append(hs, h), consumed, ""
 }
 
 // findLong finds an exact long option, or the one option an unambiguous
@@ -733,13 +738,13 @@ func (fs *flagSet) findLong(name string, abbrev bool) (*flagDef, string) {
 }
 
 // parseGo reads Go flag package options.
-func parseGo(fs *flagSet, args []Word, i int) ([]hit, int, string) {
+func parseGo(hs []hit, fs *flagSet, args []Word, i int) ([]hit, int, string) {
 	w := args[i]
 	a := w.Value
 	body := strings.TrimPrefix(a, "-")
 	body = strings.TrimPrefix(body, "-")
 	if body == "" || body[0] == '-' || body[0] == '=' {
-		return nil, 0, "bad flag " + a
+		return hs, 0, "bad flag " + a
 	}
 	name, val, has := strings.Cut(body, "=")
 	name = "-" + name
@@ -748,56 +753,56 @@ func parseGo(fs *flagSet, args []Word, i int) ([]hit, int, string) {
 		def, _ = fs.matchPrefix(name)
 	}
 	if def == nil {
-		return nil, 0, "unknown flag " + name
+		return hs, 0, "unknown flag " + name
 	}
 	h := hit{def: def, name: name}
 	if has {
 		h.value, h.hasValue = attached(w, val), true
-		return []hit{h}, 0, ""
+		return append(hs, h), 0, ""
 	}
 	if def.arg == argRequired {
 		if i+1 >= len(args) {
-			return nil, 0, "flag " + name + " needs an argument"
+			return hs, 0, "flag " + name + " needs an argument"
 		}
 		h.value, h.hasValue = args[i+1], true
-		return []hit{h}, 1, ""
+		return append(hs, h), 1, ""
 	}
-	return []hit{h}, 0, ""
+	return append(hs, h), 0, ""
 }
 
 // parseSingle reads whole-word one-dash options (-name value, -std=c11,
 // -Wall, -Ipath).
-func parseSingle(fs *flagSet, args []Word, i int) ([]hit, int, string) {
+func parseSingle(hs []hit, fs *flagSet, args []Word, i int) ([]hit, int, string) {
 	w := args[i]
 	a := w.Value
 	take := func(def *flagDef, name string) ([]hit, int, string) {
 		h := hit{def: def, name: name}
 		if def.arg == argRequired {
 			if i+1 >= len(args) {
-				return nil, 0, "flag " + name + " needs an argument"
+				return hs, 0, "flag " + name + " needs an argument"
 			}
 			h.value, h.hasValue = args[i+1], true
-			return []hit{h}, 1, ""
+			return append(hs, h), 1, ""
 		}
-		return []hit{h}, 0, ""
+		return append(hs, h), 0, ""
 	}
 	if def := fs.long[a]; def != nil {
 		return take(def, a)
 	}
 	if name, val, has := strings.Cut(a, "="); has {
 		if def := fs.long[name]; def != nil && def.arg != argNone {
-			return []hit{{def: def, name: name, value: attached(w, val), hasValue: true}}, 0, ""
+			return append(hs, hit{def: def, name: name, value: attached(w, val), hasValue: true}), 0, ""
 		}
 	}
 	if len(a) > 2 {
 		if def := fs.long[a[:2]]; def != nil && def.arg != argNone {
-			return []hit{{def: def, name: a[:2], value: attached(w, a[2:]), hasValue: true}}, 0, ""
+			return append(hs, hit{def: def, name: a[:2], value: attached(w, a[2:]), hasValue: true}), 0, ""
 		}
 	}
 	if def, pre := fs.matchPrefix(a); def != nil {
-		return []hit{{def: def, name: pre, value: attached(w, a[len(pre):]), hasValue: a != pre}}, 0, ""
+		return append(hs, hit{def: def, name: pre, value: attached(w, a[len(pre):]), hasValue: a != pre}), 0, ""
 	}
-	return nil, 0, "unknown flag " + a
+	return hs, 0, "unknown flag " + a
 }
 
 // matchPrefix finds the longest pattern that a begins with, and the

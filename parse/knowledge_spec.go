@@ -43,6 +43,9 @@ type spec struct {
 	Args []slot `toml:"args"`
 	// Flags are the options that change nothing this table tracks.
 	Flags []flagName `toml:"flags"`
+	// Groups name shared flag lists (flag_groups in the same file) that
+	// this command also accepts, as harmless flags; its own flags win.
+	Groups []string `toml:"groups"`
 	// Flag are the options that change the effect, keyed by flag name.
 	Flag map[string]*effect `toml:"flag"`
 	// Sub are the subcommands; when set, the first operand must name one.
