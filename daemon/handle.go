@@ -30,7 +30,7 @@ func (s *Server) Handle(name string, payload []byte, via string, opt agent.Optio
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("panic answering a hook call; blocking it", "agent", name, "panic", p)
-			s.metrics.decisions.WithLabelValues(agentLabel(name), toolLabel(name, call.Tool), "error").Inc()
+			s.metrics.decisions.WithLabelValues(agentLabel(name), s.metrics.toolLabel(name, call.Tool), "error").Inc()
 			reply, id = agent.Fail(name, call, "narrowd hit an internal error"), ""
 		}
 	}()
@@ -63,7 +63,7 @@ func (s *Server) Handle(name string, payload []byte, via string, opt agent.Optio
 	rec.DurationUS = time.Since(start).Microseconds()
 	if err := s.audit.Append(rec); err != nil {
 		s.metrics.auditErrors.Inc()
-		s.metrics.decisions.WithLabelValues(agentLabel(name), toolLabel(name, call.Tool), "error").Inc()
+		s.metrics.decisions.WithLabelValues(agentLabel(name), s.metrics.toolLabel(name, call.Tool), "error").Inc()
 		s.log.Error("audit write failed; blocking the call", "agent", name, "tool", call.Tool, "err", err)
 		return agent.Fail(name, call, "narrowd could not record this decision"), ""
 	}
@@ -104,7 +104,7 @@ func Answer(call rules.Call, v rules.Verdict, opt agent.Options, allowAtPreTool 
 
 // count updates the metrics for an answered, recorded decision.
 func (s *Server) count(call rules.Call, v rules.Verdict, answer string, avoided, estimate bool) {
-	a, t := agentLabel(call.Agent), toolLabel(call.Agent, call.Tool)
+	a, t := agentLabel(call.Agent), s.metrics.toolLabel(call.Agent, call.Tool)
 	m := s.metrics
 	m.decisions.WithLabelValues(a, t, answer).Inc()
 	if avoided {

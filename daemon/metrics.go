@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/narrowd/narrowd/rules"
 )
 
 // Metrics are the daemon's Prometheus metrics, on a private registry.
@@ -29,6 +31,10 @@ type Metrics struct {
 
 	mu    sync.Mutex
 	kinds map[string]bool // evidence kinds seen, bounded by maxEvidenceKinds
+
+	// builtin is the embedded catalog: its tool names are the only tool
+	// label values besides "mcp" and "other".
+	builtin *rules.Catalog
 }
 
 const (
@@ -43,6 +49,8 @@ func NewMetrics(version string) *Metrics {
 		reg:   prometheus.NewRegistry(),
 		kinds: make(map[string]bool),
 	}
+	// Without the catalog every tool is "mcp" or "other": still bounded.
+	m.builtin, _ = rules.DefaultCatalog()
 	name := func(n string) string { return prometheus.BuildFQName(namespace, "", n) }
 	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: name("decisions_total"),
@@ -126,37 +134,6 @@ func (m *Metrics) evidenceKind(kind string) string {
 // knownAgents are the agent label values; anything else is "other".
 var knownAgents = map[string]bool{"claude": true, "codex": true, "gemini": true, "copilot": true, "cursor": true}
 
-// builtinTools are the built-in tool names of each agent (research/hooks.md
-// §1.4, §2.4, §3.2, §4.4, §5.3). Only these appear as tool label values.
-var builtinTools = map[string]map[string]bool{
-	"claude": set("Bash", "PowerShell", "Read", "Write", "Edit", "MultiEdit", "NotebookEdit",
-		"Glob", "Grep", "WebFetch", "WebSearch", "Agent", "Task", "TodoWrite", "AskUserQuestion",
-		"ExitPlanMode", "EnterPlanMode", "Skill", "LSP", "ToolSearch", "TaskCreate", "TaskGet",
-		"TaskList", "TaskUpdate", "TaskStop", "TaskOutput", "ListMcpResourcesTool",
-		"ReadMcpResourceTool", "Workflow", "SendMessage"),
-	"codex": set("Bash", "apply_patch", "spawn_agent", "exec_command", "write_stdin",
-		"view_image", "web_search", "update_plan"),
-	"gemini": set("run_shell_command", "read_file", "read_many_files", "write_file", "replace",
-		"glob", "grep_search", "search_file_content", "list_directory", "web_fetch",
-		"google_web_search", "write_todos", "ask_user", "activate_skill", "save_memory",
-		"read_mcp_resource", "list_mcp_resources"),
-	"copilot": set("bash", "powershell", "read_bash", "write_bash", "stop_bash", "list_bash",
-		"view", "create", "edit", "str_replace_editor", "apply_patch", "grep", "rg", "glob",
-		"web_fetch", "web_search", "ask_user", "update_todo", "task", "skill",
-		// PascalCase payloads carry Claude's names.
-		"Bash", "Read", "Write", "Edit", "Glob", "Grep", "WebFetch", "WebSearch", "Agent"),
-	"cursor": set("Shell", "Read", "Write", "Edit", "Grep", "Glob", "Delete", "Task",
-		"LS", "WebSearch", "WebFetch"),
-}
-
-func set(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
-}
-
 // agentLabel bounds the agent label.
 func agentLabel(agent string) string {
 	if knownAgents[agent] {
@@ -165,11 +142,14 @@ func agentLabel(agent string) string {
 	return "other"
 }
 
-// toolLabel bounds the tool label: built-in names as they are, MCP tools
-// as "mcp", everything else as "other".
-func toolLabel(agent, tool string) string {
-	if builtinTools[agent][tool] {
-		return tool
+// toolLabel bounds the tool label: the names of the agents' built-in
+// tools (those in the embedded catalog) as they are, MCP tools as "mcp",
+// everything else as "other".
+func (m *Metrics) toolLabel(agent, tool string) string {
+	if m.builtin != nil {
+		if _, ok := m.builtin.Lookup(agent, tool); ok {
+			return tool
+		}
 	}
 	if isMCP(agent, tool) {
 		return "mcp"

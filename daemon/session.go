@@ -26,40 +26,12 @@ const (
 	ReadsSensitive = "reads_sensitive"
 )
 
-// seed003Labels lists seed 003's labels in a fixed order.
-var seed003Labels = [...]string{ReadsUntrusted, ExternalEffect, Destructive, MovesMoney, ReadsSensitive}
-
 // CalledLabels returns the seed 003 labels a call that ran carries, from
-// its verdict: reads_untrusted when the narrowed returns_class is
-// third_party_content, external_effect on external egress, destructive
-// when irreversible, moves_money on any financial effect, reads_sensitive
-// when evidence names something sensitive. An unlabelled tool could have
-// done anything, so it carries all five.
+// its verdict, as [rules.SessionLabels] defines them (narrowed labels and
+// evidence). An unlabelled tool could have done anything, so it carries
+// all five.
 func CalledLabels(v rules.Verdict) []string {
-	l := v.Narrowed
-	if l == nil {
-		return append([]string(nil), seed003Labels[:]...)
-	}
-	var out []string
-	if l.Value(rules.ReturnsClass) == "third_party_content" {
-		out = append(out, ReadsUntrusted)
-	}
-	if l.Value(rules.Egress) == "external" {
-		out = append(out, ExternalEffect)
-	}
-	if l.Value(rules.Reversibility) == "irreversible" {
-		out = append(out, Destructive)
-	}
-	if l.Get(rules.Financial) > 0 {
-		out = append(out, MovesMoney)
-	}
-	for _, e := range v.Evidence {
-		if strings.Contains(e.Kind, "sensitive") || strings.Contains(e.Kind, "secret") {
-			out = append(out, ReadsSensitive)
-			break
-		}
-	}
-	return out
+	return rules.SessionLabels(v.Narrowed, v.Evidence)
 }
 
 // Sessions is the history of every agent session narrowd has seen run

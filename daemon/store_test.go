@@ -155,7 +155,8 @@ func TestCalledLabels(t *testing.T) {
 		{"read-local", rules.Verdict{Narrowed: l("read", "reversible", "none", "none", "first_party_structured")}, nil},
 		{"web-fetch", rules.Verdict{Narrowed: l("read", "reversible", "external", "none", "third_party_content")}, []string{ReadsUntrusted, ExternalEffect}},
 		{"rm-rf", rules.Verdict{Narrowed: l("delete", "irreversible", "none", "none", "first_party_structured")}, []string{Destructive}},
-		{"pay", rules.Verdict{Narrowed: l("create", "irreversible", "external", "direct", "first_party_structured")}, []string{ExternalEffect, Destructive, MovesMoney}},
+		{"indirect-money", rules.Verdict{Narrowed: l("read", "reversible", "none", "indirect", "first_party_structured")}, nil},
+		{"pay", rules.Verdict{Narrowed: l("create", "irreversible", "external", "direct", "first_party_structured")}, []string{ExternalEffect, MovesMoney}},
 		{"secret", rules.Verdict{Narrowed: l("read", "reversible", "none", "none", "first_party_structured"),
 			Evidence: []rules.Evidence{{Kind: "sensitive-name", Strength: rules.Guess}}}, []string{ReadsSensitive}},
 	} {
@@ -239,6 +240,7 @@ func TestCountPromptsAvoided(t *testing.T) {
 }
 
 func TestToolLabel(t *testing.T) {
+	m := NewMetrics("test")
 	for _, tt := range []struct{ agent, tool, want string }{
 		{"claude", "Bash", "Bash"},
 		{"claude", "mcp__github__create_issue", "mcp"},
@@ -250,7 +252,7 @@ func TestToolLabel(t *testing.T) {
 		{"claude", "/etc/passwd", "other"},
 		{"evil", "Bash", "other"},
 	} {
-		if got := toolLabel(tt.agent, tt.tool); got != tt.want {
+		if got := m.toolLabel(tt.agent, tt.tool); got != tt.want {
 			t.Errorf("toolLabel(%q, %q) = %q, want %q", tt.agent, tt.tool, got, tt.want)
 		}
 	}
@@ -313,7 +315,7 @@ func TestPostToolFeedsSession(t *testing.T) {
 	}
 	// An unlabelled tool ran: the session carries every seed 003 label.
 	got := d.sessions.Get("claude", "hist")
-	for _, l := range seed003Labels {
+	for _, l := range []string{ReadsUntrusted, ExternalEffect, Destructive, MovesMoney, ReadsSensitive} {
 		if !got.Called[l] {
 			t.Errorf("session lacks %s after an unlabelled tool ran", l)
 		}
