@@ -140,6 +140,9 @@ func (z *analyzer) command(c *Command, fr frame) {
 		z.decl(c, fr, paths, net)
 		return
 	}
+	if name := assignsCodeEnv(c.Argv); name != "" {
+		z.unproven(c.Pos, envRunsCodeStart+name+envRunsCodeEnd)
+	}
 	z.argv(c.Argv, c.Pos, fr, paths, net)
 }
 
@@ -324,6 +327,35 @@ func (z *analyzer) nested(w Word, fr frame) {
 	for _, u := range found {
 		z.unproven(w.Pos, u.Why)
 	}
+}
+
+// assignsCodeEnv finds a builtin that sets a variable named by its
+// arguments (read PATH, printf -v IFS, mapfile LD_PRELOAD) when that
+// variable can run code. It errs towards finding one: any argument
+// naming such a variable counts.
+func assignsCodeEnv(argv []Word) string {
+	i := 0
+	for i < len(argv) && argv[i].Literal && (argv[i].Value == "builtin" || argv[i].Value == "command") {
+		i++
+	}
+	if i >= len(argv) || !argv[i].Literal {
+		return ""
+	}
+	switch argv[i].Value {
+	case "read", "mapfile", "readarray", "getopts", "printf":
+	default:
+		return ""
+	}
+	for _, w := range argv[i+1:] {
+		v := w.Value
+		if len(v) > 2 && v[0] == '-' {
+			v = v[2:] // -vNAME, -aNAME
+		}
+		if w.Literal && EnvRunsCode(v) {
+			return v
+		}
+	}
+	return ""
 }
 
 // joinScripts joins the words of one script slot (eval a b, watch a b)

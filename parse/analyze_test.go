@@ -82,6 +82,10 @@ var analyzeTests = []struct {
 	{name: "env-export-path", src: "export PATH=/x:$PATH", programs: []string{"export"}, unproven: []string{"environment variable PATH can run code", "parameter expansion"}},
 	{name: "env-export-harmless", src: "export FOO=bar", programs: []string{"export"}},
 	{name: "env-local-bash-env", src: "f() { local BASH_ENV=x; }", programs: []string{"local"}, unproven: []string{"environment variable BASH_ENV can run code"}},
+	{name: "read-path", src: "read -r PATH < f; ls", programs: []string{"read read:f", "ls"}, unproven: []string{"environment variable PATH can run code"}},
+	{name: "printf-v-ifs", src: "printf -v IFS %s x", programs: []string{"printf"}, unproven: []string{"environment variable IFS can run code"}},
+	{name: "read-harmless", src: "read -r line < f", programs: []string{"read read:f"}},
+	{name: "for-path", src: "for PATH in /tmp; do ls; done", programs: []string{"ls"}, unproven: []string{"environment variable PATH can run code"}},
 	{name: "nameref", src: "declare -n r=PATH; r=/x", programs: []string{"declare"}, unproven: []string{"nameref"}},
 
 	// Functions.

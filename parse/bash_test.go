@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -239,5 +240,35 @@ func TestBashHeredocs(t *testing.T) {
 				t.Errorf("bash feeds %q, table says %q", out, tc.body)
 			}
 		})
+	}
+}
+
+// corpusSyntaxCategories are the corpus's dangerous categories whose
+// danger lies in shell syntax: none of them may ever be proven, whatever
+// the command table says.
+var corpusSyntaxCategories = []string{
+	"substitution", "process-substitution", "ifs-brace", "env-injection",
+	"git-env", "parse-error", "glob-escape", "shell-c", "xargs-parallel",
+}
+
+// TestCorpusSyntax analyzes the shared corpus with the real table: every
+// entry must keep the fuzz properties, and no dangerous entry of a syntax
+// category may be proven.
+func TestCorpusSyntax(t *testing.T) {
+	t.Parallel()
+	entries := corpusEntries(t)
+	if len(entries) == 0 {
+		t.Skip("no corpus")
+	}
+	k, err := DefaultKnowledge()
+	if err != nil {
+		t.Skipf("DefaultKnowledge: %v (the table's own tests report it)", err)
+	}
+	for _, e := range entries {
+		a := Analyze(e.Command, k)
+		checkAnalysis(t, e.Command, a)
+		if e.Expect == "dangerous" && slices.Contains(corpusSyntaxCategories, e.Category) && a.Proven() {
+			t.Errorf("%s (%s) %q is proven", e.ID, e.Category, e.Command)
+		}
 	}
 }

@@ -45,6 +45,20 @@ func checkAnalysis(t *testing.T, src string, a *Analysis) {
 			}
 		}
 	}
+	if a.Proven() {
+		for _, p := range a.Programs {
+			for _, w := range p.Argv {
+				if !w.Literal {
+					t.Fatalf("Analyze(%q) is proven with dynamic word %q", src, w.Value)
+				}
+			}
+			for _, pa := range p.Paths {
+				if !pa.Word.Literal {
+					t.Fatalf("Analyze(%q) is proven with dynamic path %q", src, pa.Word.Value)
+				}
+			}
+		}
+	}
 	for _, u := range a.Unproven {
 		if !inside(src, u.Pos) {
 			t.Fatalf("Analyze(%q): unproven %q at %v outside the text", src, u.Why, u.Pos)

@@ -212,6 +212,9 @@ func (w *walker) stmtSync(s *syntax.Stmt) dirState {
 			for _, x := range l.Items {
 				w.word(x)
 			}
+			// The loop assigns its variable like NAME=value.
+			loopVar := Assign{Name: l.Name.Value, Pos: toPos(l.Name.Pos()), Value: Word{Why: "loop variable", Pos: toPos(l.Name.Pos())}}
+			w.s.Commands = append(w.s.Commands, Command{Env: []Assign{loopVar}, Pos: loopVar.Pos, Dirs: w.dir.dirs, DirUnknown: w.dir.unknown})
 		case *syntax.CStyleLoop:
 			w.arith(l.Init)
 			w.arith(l.Cond)
