@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"reflect"
+	"slices"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
@@ -633,31 +634,19 @@ func isHelper(fn string) bool {
 // allFacts is the fact mask of every fact.
 const allFacts = 1<<NumFacts - 1
 
+// checkField records what `v.field` reads and reports a field the
+// variable can never have.
 func (f *exprFacts) checkField(e ast.Expr, v, field string) {
-	known := func(list []string) bool {
-		for _, k := range list {
-			if k == field {
-				return true
-			}
-		}
-		return false
-	}
-	if v == varCall || v == varCeiling {
-		switch field {
-		case "open_world":
-			f.factMask |= 1 << OpenWorld
-		case "configuration_object":
-			f.factMask |= 1 << ConfigurationObject
-		case "pure_deletion", markDestructive:
-			f.factMask |= 1 << PureDeletion
-		case keyRiskClass:
-			f.factMask, f.sampleDep = allFacts, true
-		case keyAgent, keyTool, keyKey, keyCwd, keyInput, markReadsSensitive:
-			f.sampleDep = true
-		}
-	}
-	switch v {
-	case varSession:
+	switch field {
+	case "open_world":
+		f.factMask |= 1 << OpenWorld
+	case "configuration_object":
+		f.factMask |= 1 << ConfigurationObject
+	case "pure_deletion", markDestructive:
+		f.factMask |= 1 << PureDeletion
+	case keyRiskClass:
+		f.factMask, f.sampleDep = allFacts, true
+	case keyAgent, keyTool, keyKey, keyCwd, keyInput, markReadsSensitive:
 		f.sampleDep = true
 	}
 	switch v {
@@ -665,15 +654,16 @@ func (f *exprFacts) checkField(e ast.Expr, v, field string) {
 		if field == keyUnlabelled || field == keyLabelled {
 			f.unlabelled = true
 		}
-		if !known(callKeys) && !known(labelKeys) {
+		if !slices.Contains(callKeys, field) && !slices.Contains(labelKeys, field) {
 			f.errorf(e, "call has no field %q", field)
 		}
 	case varCeiling:
-		if !known(labelKeys[:NumDims+NumFacts]) {
+		if !slices.Contains(labelKeys[:NumDims+NumFacts], field) {
 			f.errorf(e, "ceiling has no field %q (it holds the six labels and the facts)", field)
 		}
 	case varSession:
-		if !known(sessionKeys) {
+		f.sampleDep = true
+		if !slices.Contains(sessionKeys, field) {
 			f.errorf(e, "session has no field %q (want known or tools)", field)
 		}
 	}

@@ -49,3 +49,33 @@ func BenchmarkCheckProfile(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLookupDecide is the part of one decision that rules owns: the
+// catalog lookup of a built-in tool, then the standard profile on its
+// ceiling narrowed to a single workspace file (the target is 20 µs).
+func BenchmarkLookupDecide(b *testing.B) {
+	cat, err := DefaultCatalog()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := BuiltinProfile("standard")
+	if err != nil {
+		b.Fatal(err)
+	}
+	call := &Call{Agent: "claude", Tool: "Write", Cwd: "/work/repo",
+		Input: map[string]any{"file_path": "/work/repo/main.go", "content": "package main\n"}}
+	ev := []Evidence{profEv("path-inside", Proven)}
+	narrowed := *profLabels(profWriteFile)
+	b.ReportAllocs()
+	for b.Loop() {
+		e, ok := cat.Lookup(call.Agent, call.Tool)
+		if !ok {
+			b.Fatal("no entry")
+		}
+		ceiling := e.Labels
+		d := p.Decide(Input{Call: call, Key: e.Key, Ceiling: &ceiling, Narrowed: &narrowed, Evidence: ev, Session: Session{Known: true}})
+		if d.Outcome != Allow {
+			b.Fatalf("got %+v", d)
+		}
+	}
+}
