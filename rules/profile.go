@@ -123,9 +123,11 @@ func (e *ProfileError) Unwrap() []error {
 	return errs
 }
 
-// LoadProfile compiles the profile in data. filename is used in problems
-// and, when the file has no name key, for the profile's name. The error,
-// if any, is a [*ProfileError] listing every problem.
+// LoadProfile compiles the profile in data, refusing it if anything is
+// wrong, including an allow or sandbox rule that is not tighten-only (see
+// check.go). filename is used in problems and, when the file has no name
+// key, for the profile's name. The error, if any, is a [*ProfileError]
+// listing every problem.
 func LoadProfile(filename string, data []byte) (*Profile, error) {
 	return loadProfile(filename, data, true)
 }
