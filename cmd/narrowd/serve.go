@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/narrowd/narrowd/daemon"
 )
@@ -96,9 +97,23 @@ func runServe(ctx context.Context, e env, args []string) error {
 		Logger:         log,
 	}
 
+	// Build the engine, audit log and session history first: a bad
+	// profile must not leave a socket behind that nobody serves.
+	srv, err := daemon.New(cfg)
+	if err != nil {
+		return err
+	}
+	serveErr := serveOn(ctx, e, c, srv)
+	return errors.Join(serveErr, srv.Close())
+}
+
+// serveOn opens the listeners (or takes systemd's socket) and serves.
+func serveOn(ctx context.Context, e env, c fileConfig, srv *daemon.Server) error {
+	var err error
+
 	var ls daemon.Listeners
 	closeAll := func() {
-		for _, l := range []interface{ Close() error }{ls.Unix, ls.HTTP, ls.Metrics} {
+		for _, l := range []net.Listener{ls.Unix, ls.HTTP, ls.Metrics} {
 			if l != nil {
 				l.Close()
 			}
@@ -126,9 +141,5 @@ func runServe(ctx context.Context, e env, args []string) error {
 			return fmt.Errorf("--metrics: %w", err)
 		}
 	}
-	if err := daemon.Run(ctx, cfg, ls); err != nil {
-		closeAll()
-		return err
-	}
-	return nil
+	return srv.Serve(ctx, ls)
 }
