@@ -26,7 +26,7 @@ import (
 //	            risk_class                 the seed 004 class (see [RiskClass])
 //	ceiling   the tool's un-narrowed labels and facts (same label keys)
 //	evidence  a list of {kind, strength, subject, detail, effect}
-//	session   {known, tools}, and session.called_with("reads_untrusted")
+//	session   {known, tools (absent when not known)}, and session.called_with("reads_untrusted")
 //
 // and these helpers, which read `call`:
 //
@@ -299,7 +299,9 @@ func (c labelFields) keys() []string {
 	return labelKeys[:NumDims+NumFacts]
 }
 
-// sessionFields is `session`.
+// sessionFields is `session`. When narrowd does not know the session,
+// tools is absent rather than empty: an unknown history is not a clean
+// one, so a rule that reads it fails instead of matching.
 type sessionFields struct{ s *Session }
 
 func (c sessionFields) field(key string) (ref.Val, bool) {
@@ -307,12 +309,20 @@ func (c sessionFields) field(key string) (ref.Val, bool) {
 	case keyKnown:
 		return types.Bool(c.s.Known), true
 	case keyTools:
+		if !c.s.Known {
+			return nil, false
+		}
 		return types.NewStringList(types.DefaultTypeAdapter, c.s.Tools), true
 	}
 	return nil, false
 }
 
-func (c sessionFields) keys() []string { return sessionKeys }
+func (c sessionFields) keys() []string {
+	if !c.s.Known {
+		return sessionKeys[:1]
+	}
+	return sessionKeys
+}
 
 // activation resolves the four variables of a rule for one call. It is
 // built per Decide and used by one goroutine only.

@@ -189,6 +189,19 @@ func TestDecideSession(t *testing.T) {
 			}
 		})
 	}
+	t.Run("unknown-session-has-no-tools", func(t *testing.T) {
+		t.Parallel()
+		p := profLoad(t, profRule("d", `!("claude/WebFetch" in session.tools)`, "allow")+profRule("k", `!session.known && !has(session.tools)`, "ask"))
+		in := profInput("Read", profRead)
+		in.Session = Session{Tools: []string{"claude/Read"}}
+		if got := p.Decide(in); got.Rule != "k" {
+			t.Errorf("got %+v, want k", got)
+		}
+		in.Session.Known = true
+		if got := p.Decide(in); got.Rule != "d" {
+			t.Errorf("got %+v, want d", got)
+		}
+	})
 	t.Run("session-fields", func(t *testing.T) {
 		t.Parallel()
 		p := profLoad(t, profRule("r", `session.known && "claude/Read" in session.tools && size(session.tools) == 2`, "ask"))
