@@ -851,18 +851,23 @@ func (r *run) finish() Classification {
 			m = max(m, lvlDelete)
 		}
 	}
+	fin, net, global, irreversible := max(r.fin, finNone), r.net, r.global, r.irreversible
 	if r.runsCode {
-		// Running code it did not write can do anything to state (spec
-		// §3.1: code execution is delete).
+		// Code the program did not write can do anything the account
+		// can (spec §3.1 and §3.2: code execution is delete and
+		// account-wide): every label is at its ceiling. Known still
+		// says what runs, so an established sandbox may narrow it.
 		m = lvlDelete
+		net, global, irreversible = netInternet, true, true
+		fin = max(fin, finIndirect)
 	}
 	c.Program.Known = true
 	c.Program.Mutation = m.String()
-	c.Program.Net = r.net.net()
+	c.Program.Net = net.net()
 	c.Program.RunsCode = r.runsCode
-	c.Program.Global = r.global
-	c.Program.Financial = financialNames[max(r.fin, finNone)]
-	c.Program.Irreversible = r.irreversible
+	c.Program.Global = global
+	c.Program.Financial = financialNames[fin]
+	c.Program.Irreversible = irreversible
 	return c
 }
 

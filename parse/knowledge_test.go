@@ -651,11 +651,18 @@ func TestClassifyDynamicWord(t *testing.T) {
 func TestTableSize(t *testing.T) {
 	t.Parallel()
 	k := mustKnowledge(t)
-	n := len(k.Commands())
-	if n < 250 {
-		t.Errorf("table knows %d commands, want at least 250", n)
+	// Names whose entry is a blanket "unknown" do not count: they are
+	// listed only to say why they keep the ceiling.
+	known := 0
+	for _, n := range k.Commands() {
+		if k.cmds[n].Unknown == "" {
+			known++
+		}
 	}
-	t.Logf("%d commands", n)
+	if known < 250 {
+		t.Errorf("table models %d commands, want at least 250", known)
+	}
+	t.Logf("%d command names, %d modelled", len(k.Commands()), known)
 }
 
 // TestTableAudit walks every command and subcommand: each unknown-flag
