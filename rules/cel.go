@@ -500,7 +500,10 @@ type exprFacts struct {
 	// what a condition can see.
 	sampleDep bool
 	factMask  uint8
-	problems  []exprProblem
+	// kinds are the string literals that could name an evidence kind,
+	// for the tighten-only check's evidence sample.
+	kinds    []string
+	problems []exprProblem
 }
 
 type exprProblem struct {
@@ -567,6 +570,10 @@ func (f *exprFacts) walk(e ast.Expr, bound map[string]bool) {
 		return
 	}
 	switch e.Kind() {
+	case ast.LiteralKind:
+		if lit, ok := stringLit(e); ok && isKebab(lit) && !slices.Contains(f.kinds, lit) {
+			f.kinds = append(f.kinds, lit)
+		}
 	case ast.IdentKind:
 		switch name := e.AsIdent(); {
 		case bound[name]:

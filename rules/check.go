@@ -17,7 +17,8 @@ import (
 // different situation (spec §4.2), not a riskier one.
 //
 // Everything else about the call (tool, input, evidence, session) is fixed
-// to a few neutral samples, and the ceiling equals the narrowed labels. A
+// to a few neutral samples, plus one that holds evidence of every kind the
+// rule names, and the ceiling equals the narrowed labels. A
 // rule whose grant depends on those parts (a tool name, an agent, an input
 // field) is only checked for the samples' values: the check proves the
 // labels are used in the right direction, not that every condition is
@@ -102,6 +103,21 @@ func neutralSamples() []sample {
 	}
 }
 
+// evidenceSample is the shell sample holding, proven and established,
+// evidence of every kind the condition may name, so a grant that hides
+// behind evidence the fixed samples lack is still enumerated.
+func evidenceSample(kinds []string) sample {
+	s := neutralSamples()[0]
+	s.name = "sample with the evidence the rule names"
+	s.in.Evidence = nil
+	for _, k := range kinds {
+		for _, st := range [...]Strength{Proven, Established} {
+			s.in.Evidence = append(s.in.Evidence, Evidence{Kind: k, Strength: st, Subject: "/work/repo", Detail: "sample", Effect: "none"})
+		}
+	}
+	return s
+}
+
 // checkTighten reports, for each allow or sandbox rule that is not
 // tighten-only, one witness pair.
 func (c *compiler) checkTighten(rules []*rule) {
@@ -111,10 +127,13 @@ func (c *compiler) checkTighten(rules []*rule) {
 			continue
 		}
 		use := samples
-		if !r.sampleDep {
+		switch {
+		case !r.sampleDep:
 			// The condition reads only labels and facts: every sample
 			// gives the same answers.
 			use = samples[:1]
+		case len(r.kinds) > 0:
+			use = append(use[:len(use):len(use)], evidenceSample(r.kinds))
 		}
 		for _, s := range use {
 			if w, ok := tightenWitness(r, s.in); ok {

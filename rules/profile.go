@@ -74,6 +74,7 @@ type rule struct {
 	// (see exprFacts).
 	sampleDep bool
 	factMask  uint8
+	kinds     []string
 }
 
 // noMatch is the decision when no rule matched.
@@ -516,7 +517,7 @@ func (c *compiler) rule(env *cel.Env, i int, m map[string]any, seen map[string]i
 			return nil
 		}
 		r.prog, r.unlabelled = compiled.prog, compiled.unlabelled
-		r.sampleDep, r.factMask = compiled.sampleDep, compiled.factMask
+		r.sampleDep, r.factMask, r.kinds = compiled.sampleDep, compiled.factMask, compiled.kinds
 	}
 	if !ok || r.prog == nil {
 		return nil
@@ -529,6 +530,7 @@ type compiledWhen struct {
 	unlabelled bool
 	sampleDep  bool
 	factMask   uint8
+	kinds      []string
 }
 
 // compileWhen compiles one `when`. line is the line of the when key;
@@ -580,7 +582,7 @@ func (c *compiler) compileWhen(env *cel.Env, line int, multi, nextLine bool, nam
 		c.add(line, id, "%s: when: %v", name, err)
 		return compiledWhen{}, false
 	}
-	return compiledWhen{prog: prog, unlabelled: facts.unlabelled, sampleDep: facts.sampleDep, factMask: facts.factMask}, true
+	return compiledWhen{prog: prog, unlabelled: facts.unlabelled, sampleDep: facts.sampleDep, factMask: facts.factMask, kinds: facts.kinds}, true
 }
 
 // column formats a CEL column (0-based, negative when unknown) for a

@@ -318,6 +318,8 @@ func TestTightenOnly(t *testing.T) {
 		{"allow-everything-accepted", `true`, "allow", ""},
 		{"allow-risk-class-refused", `call.risk_class == "destructive"`, "allow", "not tighten-only"},
 		{"allow-tool-specific-refused", `call.tool == "Write" && call.financial == "indirect"`, "allow", "file tool sample"},
+		{"allow-behind-odd-evidence-refused", `proven("sandbox-no-network") && at_least("mutation", "update")`, "allow", "sample with the evidence the rule names"},
+		{"allow-behind-evidence-list-refused", `evidence.exists(e, e.kind == "snapshot-held" && e.strength == "established") && call.pure_deletion`, "allow", "pure_deletion=false"},
 		{"sandbox-delete-refused", `call.mutation == "delete"`, "sandbox", "would sandbox"},
 		{"deny-delete-not-checked", `call.mutation == "delete"`, "deny", ""},
 		{"ask-delete-not-checked", `call.mutation == "delete"`, "ask", ""},
