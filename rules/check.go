@@ -120,9 +120,9 @@ func evidenceSample(kinds []string) sample {
 
 // checkTighten reports, for each allow or sandbox rule that is not
 // tighten-only, one witness pair.
-func (c *compiler) checkTighten(rules []*rule) {
+func (c *compiler) checkTighten(list []*rule) {
 	samples := neutralSamples()
-	for _, r := range rules {
+	for _, r := range list {
 		if r.Then != Allow && r.Then != Sandbox {
 			continue
 		}
@@ -160,6 +160,7 @@ func tightenWitness(r *rule, base Input) (witness, bool) {
 	act := newActivation(&in)
 	for i := range numStates {
 		l = stateLabels(i)
+		act.call.full, act.ceiling.full = nil, nil // built from the old labels
 		// Facts the condition cannot read do not change its answer:
 		// reuse the answer for the same labels with those facts false,
 		// which has a lower index.

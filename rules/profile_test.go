@@ -320,6 +320,7 @@ func TestTightenOnly(t *testing.T) {
 		{"allow-tool-specific-refused", `call.tool == "Write" && call.financial == "indirect"`, "allow", "file tool sample"},
 		{"allow-behind-odd-evidence-refused", `proven("sandbox-no-network") && at_least("mutation", "update")`, "allow", "sample with the evidence the rule names"},
 		{"allow-behind-evidence-list-refused", `evidence.exists(e, e.kind == "snapshot-held" && e.strength == "established") && call.pure_deletion`, "allow", "pure_deletion=false"},
+		{"allow-whole-map-compare-refused", `ceiling != {"mutation": "read", "scope": "single_record", "reversibility": "reversible", "egress": "none", "financial": "none", "returns_class": "first_party_structured", "open_world": false, "configuration_object": false, "pure_deletion": false}`, "allow", "not tighten-only"},
 		{"sandbox-delete-refused", `call.mutation == "delete"`, "sandbox", "would sandbox"},
 		{"deny-delete-not-checked", `call.mutation == "delete"`, "deny", ""},
 		{"ask-delete-not-checked", `call.mutation == "delete"`, "ask", ""},
