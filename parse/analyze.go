@@ -435,10 +435,23 @@ func addPaths(p *Program, paths []PathArg) {
 	}
 	p.Paths = append(slices.Clip(p.Paths), paths...)
 	for _, pa := range paths {
+		if pa.Word.Literal && harmlessDevice(pa.Word.Value) {
+			// Writing to /dev/null or a standard stream changes nothing.
+			continue
+		}
 		if m := accessMutation(pa.Access); mutationRank(m) > mutationRank(p.Mutation) {
 			p.Mutation = m
 		}
 	}
+}
+
+// harmlessDevice reports the null device and the standard streams.
+func harmlessDevice(name string) bool {
+	switch name {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin":
+		return true
+	}
+	return strings.HasPrefix(name, "/dev/fd/")
 }
 
 // accessMutation is the mutation label of one access to a path. Overwrite

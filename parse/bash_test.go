@@ -77,6 +77,9 @@ func bashInputs(t *testing.T) map[string]string {
 	for _, tc := range heredocTests {
 		in["heredoc/"+tc.name] = tc.src
 	}
+	for _, tc := range braceTests {
+		in["brace/"+tc.name] = "printf '%s\\0' " + tc.src
+	}
 	for _, e := range corpusEntries(t) {
 		if !strings.ContainsRune(e.Command, 0) { // bash refuses binary input
 			in["corpus/"+e.ID] = e.Command
@@ -270,5 +273,33 @@ func TestCorpusSyntax(t *testing.T) {
 		if e.Expect == "dangerous" && slices.Contains(corpusSyntaxCategories, e.Category) && a.Proven() {
 			t.Errorf("%s (%s) %q is proven", e.ID, e.Category, e.Command)
 		}
+	}
+}
+
+// TestBashBraces checks every exact brace expansion against bash.
+func TestBashBraces(t *testing.T) {
+	t.Parallel()
+	bash := needBash(t)
+	dir := t.TempDir()
+	for _, tc := range braceTests {
+		if tc.words == nil {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bash, "--norc", "--noprofile", "-c", "printf '%s\\0' "+tc.src)
+			cmd.Dir = dir
+			cmd.Env = []string{"LC_ALL=C.UTF-8", "HOME=/nonexistent"}
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("bash: %v", err)
+			}
+			got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+			if !slices.Equal(got, tc.words) {
+				t.Errorf("bash makes %q of %s, table says %q", got, tc.src, tc.words)
+			}
+		})
 	}
 }

@@ -339,9 +339,9 @@ func (w *walker) call(c *syntax.CallExpr, redirs []*syntax.Redirect, pos syntax.
 			cmd.Env = append(cmd.Env, w.assign(a))
 		}
 		if len(c.Args) > 0 {
-			cmd.Argv = make([]Word, len(c.Args))
-			for j, x := range c.Args {
-				cmd.Argv[j] = resolveWord(w.src, x, modeArg)
+			cmd.Argv = make([]Word, 0, len(c.Args))
+			for _, x := range c.Args {
+				cmd.Argv = append(cmd.Argv, resolveArgs(w.src, x)...)
 				w.word(x)
 			}
 		}

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -55,8 +56,6 @@ var wordTests = []struct {
 	{name: "glob-bracket-open", src: `x[`, value: "x[", literal: true},
 	{name: "glob-bracket-quoted", src: `'x[ab]'`, value: "x[ab]", literal: true},
 	{name: "glob-half-quoted", src: `"x"*`, why: "glob"},
-	{name: "brace", src: `a{b,c}`, why: "brace expansion"},
-	{name: "brace-seq", src: `{1..5}`, why: "brace expansion"},
 	{name: "brace-empty", src: `{}`, value: "{}", literal: true},
 	{name: "brace-single", src: `{a}`, value: "{a}", literal: true},
 	{name: "brace-quoted-comma", src: `{a","b}`, value: "{a,b}", literal: true},
@@ -77,6 +76,72 @@ var wordTests = []struct {
 	{name: "cat-heredoc-prefix", src: "\"msg: $(cat <<'EOF'\nx\nEOF\n) end\"", value: "msg: x end", literal: true},
 	{name: "cat-heredoc-expands", src: "\"$(cat <<EOF\n$HOME\nEOF\n)\"", why: "command substitution"},
 	{name: "cat-heredoc-unquoted-word", src: "$(cat <<'EOF'\nx\nEOF\n)", why: "command substitution"},
+}
+
+// braceTests are single source words and the words bash makes of them
+// by brace expansion (nil: dynamic), checked against bash in
+// TestBashBraces.
+var braceTests = []struct {
+	name  string
+	src   string
+	words []string
+	why   string
+}{
+	{name: "list", src: `a{b,c}`, words: []string{"ab", "ac"}},
+	{name: "list-suffix", src: `src/{main,util}.go`, words: []string{"src/main.go", "src/util.go"}},
+	{name: "empty-element", src: `x{,.bak}`, words: []string{"x", "x.bak"}},
+	{name: "nested", src: `{a,b{c,d}}e`, words: []string{"ae", "bce", "bde"}},
+	{name: "two", src: `{a,b}{1,2}`, words: []string{"a1", "a2", "b1", "b2"}},
+	{name: "quoted-element", src: `{a,'b c'}`, words: []string{"a", "b c"}},
+	{name: "escaped-comma", src: `{a\,b}`, words: []string{"{a,b}"}},
+	{name: "single", src: `{a}`, words: []string{"{a}"}},
+	{name: "seq", src: `{1..3}`, words: []string{"1", "2", "3"}},
+	{name: "seq-down", src: `{3..1}`, words: []string{"3", "2", "1"}},
+	{name: "seq-negative", src: `{-1..1}`, words: []string{"-1", "0", "1"}},
+	{name: "seq-step", src: `{1..10..4}`, words: []string{"1", "5", "9"}},
+	{name: "seq-step-negative", src: `{1..10..-4}`, words: []string{"1", "5", "9"}},
+	{name: "seq-letters", src: `{a..e..2}`, words: []string{"a", "c", "e"}},
+	{name: "seq-letters-down", src: `x{C..A}`, words: []string{"xC", "xB", "xA"}},
+	{name: "seq-broken", src: `{1..b}`, why: "brace expansion"}, // bash keeps it; erring dynamic
+	{name: "seq-in-list", src: `{1..2,3}`, words: []string{"1..2", "3"}},
+	{name: "seq-padded", src: `{01..03}`, why: "brace expansion"},
+	{name: "seq-mixed-case", src: `{Z..a}`, why: "brace expansion"},
+	{name: "too-many", src: `{1..1000}`, why: "brace expansion"},
+	{name: "with-glob", src: `{a,*}`, why: "glob"},
+	{name: "with-tilde", src: `{~,x}`, why: "tilde expansion"},
+	{name: "with-param", src: `{a,$x}`, why: "parameter expansion"},
+	{name: "unclosed", src: `{a,b`, words: []string{"{a,b"}},
+	{name: "dollar-brace-quoted", src: `\${a,b}`, words: []string{"$a", "$b"}},
+}
+
+func TestBraces(t *testing.T) {
+	t.Parallel()
+	for _, tc := range braceTests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := Parse("printf '%s\\0' " + tc.src)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			words := s.Commands[0].Argv[2:]
+			if tc.words == nil {
+				if !slices.ContainsFunc(words, func(w Word) bool { return !w.Literal && w.Why == tc.why }) {
+					t.Errorf("%s: words %+v, want one dynamic by %q", tc.src, words, tc.why)
+				}
+				return
+			}
+			var got []string
+			for _, w := range words {
+				if !w.Literal {
+					t.Fatalf("%s: word %q dynamic (%s)", tc.src, w.Value, w.Why)
+				}
+				got = append(got, w.Value)
+			}
+			if !slices.Equal(got, tc.words) {
+				t.Errorf("%s = %q, want %q", tc.src, got, tc.words)
+			}
+		})
+	}
 }
 
 // heredocTests are here-documents; body is what cat prints, checked
