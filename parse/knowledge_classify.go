@@ -8,7 +8,7 @@ import (
 
 // handlerNames are the handlers a spec may name; each is Go code in
 // knowledge_special.go for a language the table cannot describe.
-var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "ssh"}
+var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "ssh", "builtin"}
 
 // checkNames are the validators a flag's value may be given.
 var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode"}
@@ -210,6 +210,8 @@ func (r *run) spec(s *spec, args []Word) {
 		r.dd(p)
 	case "git-config":
 		r.gitConfig(p)
+	case "builtin":
+		r.builtin(p)
 	case "ssh":
 		// OpenSSH reads options after the host too (ssh host -o
 		// ProxyCommand=…); an option-like word there is not provably
@@ -365,6 +367,11 @@ func (r *run) operands(s *spec, p parsed, recursive bool, retarget optAccess) {
 func (r *run) operand(s *spec, sl slot, w Word, recursive bool, retarget optAccess) {
 	switch sl.kind {
 	case slotPath:
+		if sl.access == Exec && strings.HasPrefix(w.Value, "-") {
+			// python -, perl -e: the program is not a file.
+			r.fail(s.name + " " + w.Value + " does not run a file")
+			return
+		}
 		if w.Value == "-" {
 			return // stdin or stdout
 		}
@@ -389,6 +396,10 @@ func (r *run) operand(s *spec, sl slot, w Word, recursive bool, retarget optAcce
 		}
 		r.addPath(Word{Value: p, Literal: true, Pos: w.Pos}, Read, false)
 	case slotRemote:
+		if strings.HasPrefix(strings.ToLower(w.Value), "file:") {
+			r.operand(s, slot{kind: slotURL}, w, recursive, retarget)
+			return
+		}
 		if isRemote(w.Value) {
 			r.net = netInternet
 			if sl.access > Read {

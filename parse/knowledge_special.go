@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -751,6 +752,49 @@ func (r *run) gitConfig(p parsed) {
 			if r.paths[i].Word == f && r.paths[i].Access == Read {
 				r.paths[i].Access = Update
 			}
+		}
+	}
+}
+
+// builtin checks the words of shell builtins that bash evaluates: test's
+// -eq operands and -v names, read's and printf -v's variable names,
+// shift's and exit's counts are arithmetic, where a subscript a[$(cmd)]
+// runs cmd even from a quoted literal. Names they assign must not be
+// special ones (PATH, IFS): only names with no upper case, or safe_env.
+func (r *run) builtin(p parsed) {
+	name := r.prog.Name
+	words := append(slices.Clone(p.ops), p.rest...)
+	for _, h := range p.hits {
+		if h.hasValue {
+			words = append(words, h.value)
+		}
+	}
+	for i, w := range words {
+		if name == "[" && i == len(p.ops)-1 && w.Value == "]" {
+			continue
+		}
+		if strings.ContainsAny(w.Value, "[$`") {
+			r.fail(name + " argument " + w.Value + " may be evaluated")
+			return
+		}
+	}
+	var assigned []Word
+	switch name {
+	case "printf":
+		if len(p.ops) > 0 && strings.HasPrefix(p.ops[0].Value, "-v") {
+			r.fail("printf -v assigns a variable")
+		}
+	case "read":
+		assigned = append(slices.Clone(p.ops), p.values("-a")...)
+	case "getopts":
+		if len(p.ops) > 1 {
+			assigned = p.ops[1:2]
+		}
+	}
+	for _, w := range assigned {
+		if !r.k.safeEnvName(w.Value) && strings.ToLower(w.Value) != w.Value {
+			r.fail(name + " assigns " + w.Value)
+			return
 		}
 	}
 }
