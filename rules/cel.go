@@ -41,7 +41,8 @@ import (
 // fails to evaluate, and a rule that fails to evaluate does not match. To
 // keep such calls away from rules written about labels altogether, a rule
 // is evaluated for an unlabelled call only if its `when` mentions
-// call.unlabelled or call.labelled. Every other rule is skipped.
+// call.unlabelled or call.labelled, or compares call.risk_class with
+// "unlabelled". Every other rule is skipped.
 
 // Names of the hidden functions the helper macros expand to. They start
 // with '@', which no CEL identifier can, so a profile cannot call them
@@ -698,6 +699,11 @@ func (f *exprFacts) checkValue(sel, lit ast.Expr, bound map[string]bool) {
 		return
 	}
 	if field == keyRiskClass && v == varCall {
+		if s == "unlabelled" {
+			// Only an unlabelled call has this class, so the rule is
+			// about unlabelled calls.
+			f.unlabelled = true
+		}
 		for _, c := range riskClasses {
 			if c == s {
 				return

@@ -216,8 +216,9 @@ func (p *Profile) Rules() []Rule {
 // "error-evaluation", since the failed rule might have stopped it.
 //
 // Absent is unknown (seed 001): for an unlabelled call (in.Ceiling == nil)
-// only rules that mention call.unlabelled or call.labelled are evaluated;
-// the rest are skipped, not failed.
+// only rules that mention call.unlabelled or call.labelled (or compare
+// call.risk_class with "unlabelled") are evaluated; the rest are skipped,
+// not failed.
 func (p *Profile) Decide(in Input) Decision {
 	act := newActivation(&in)
 	unlabelled := in.Ceiling == nil

@@ -150,6 +150,8 @@ func TestDecideUnlabelled(t *testing.T) {
 		{"mention-sees-absent-labels", `call.unlabelled && has(call.mutation)`, "ask", "", "no-match"},
 		{"ceiling-empty-when-unlabelled", `call.unlabelled && size(ceiling) == 0`, "ask", "", "r"},
 		{"risk-class-unlabelled", `call.unlabelled && call.risk_class == "unlabelled"`, "ask", "", "r"},
+		{"risk-class-unlabelled-mentions", `call.risk_class == "unlabelled"`, "ask", "", "r"},
+		{"risk-class-other-skipped", `call.risk_class != "read_only"`, "deny", "", "no-match"},
 		{"helper-errors-when-unlabelled", `call.unlabelled && !at_least("scope", "bulk")`, "ask", "", "no-match"},
 		{"index-form-mentions", `call["unlabelled"]`, "ask", "", "r"},
 	}
