@@ -349,3 +349,65 @@ func TestJournalSlowDiskFails(t *testing.T) {
 		t.Fatalf("append after close: %v", err)
 	}
 }
+
+// TestPermissionProtocol runs the abstain-then-permission protocol end to
+// end with a call the engine allows on proof (a read inside the
+// workspace) but whose ceiling needs a person.
+func TestPermissionProtocol(t *testing.T) {
+	ws := t.TempDir()
+	read := map[string]any{"command": "ls -la"}
+	probe, err := NewEngine(EngineConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := claudePayload("PreToolUse", "perm", "Bash", read)
+	pre = []byte(strings.Replace(string(pre), `"cwd":"/tmp"`, `"cwd":"`+ws+`"`, 1))
+	call, err := agent.Decode("claude", bytesReader(pre))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := probe.Judge(call, rules.Session{}); v.Decision.Outcome != rules.Allow || v.CeilingOutcome == rules.Allow {
+		t.Skipf("this engine does not allow a workspace read on proof (%v, ceiling %v)", v.Decision.Outcome, v.CeilingOutcome)
+	}
+	d := startDaemon(t, nil)
+	ctx := context.Background()
+	c := d.client()
+
+	// Pre-tool: no opinion, so Claude's own flow decides.
+	env, err := c.Hook(ctx, "claude", pre, nil)
+	if err != nil || env.ExitCode != 0 || len(env.Stdout) != 0 {
+		t.Fatalf("pre-tool allow did not abstain: %+v %v", env, err)
+	}
+	if r := auditIDs(t, d.cfg.AuditDir)[env.ID]; r == nil || r.Answer != "abstain" || r.Outcome != "allow" {
+		t.Fatalf("abstain record: %+v", r)
+	}
+	// Claude is about to ask: narrowd allows, a real prompt avoided.
+	perm := []byte(strings.Replace(string(claudePayload("PermissionRequest", "perm", "Bash", read)), `"cwd":"/tmp"`, `"cwd":"`+ws+`"`, 1))
+	env, err = c.Hook(ctx, "claude", perm, nil)
+	if err != nil || !strings.Contains(string(env.Stdout), `"behavior":"allow"`) {
+		t.Fatalf("permission request not allowed: %+v %v", env, err)
+	}
+	if r := auditIDs(t, d.cfg.AuditDir)[env.ID]; r == nil || !r.PromptAvoided || r.PromptAvoidedEstimate {
+		t.Fatalf("permission record: %+v", r)
+	}
+	// Gemini has no permission hook: allow at pre-tool, counted as an
+	// estimate.
+	gem := fmt.Sprintf(`{"session_id":"g","transcript_path":"/t","cwd":%q,"hook_event_name":"BeforeTool","timestamp":"2026-11-30T10:30:09.099Z","tool_name":"run_shell_command","tool_input":{"command":"ls -la"}}`, ws)
+	env, err = c.Hook(ctx, "gemini", []byte(gem), nil)
+	if err != nil || !strings.Contains(string(env.Stdout), `"decision":"allow"`) {
+		t.Fatalf("gemini allow: %+v %v", env, err)
+	}
+	mf := d.scrape(t)
+	if got := metricSum(mf, "narrowd_prompts_avoided_total", map[string]string{"agent": "claude", "tool": "Bash"}); got != 1 {
+		t.Errorf("prompts avoided = %v, want 1", got)
+	}
+	if got := metricSum(mf, "narrowd_prompts_avoided_estimate_total", map[string]string{"agent": "gemini"}); got != 1 {
+		t.Errorf("estimate = %v, want 1", got)
+	}
+	if got := metricSum(mf, "narrowd_prompts_avoided_estimate_total", map[string]string{"agent": "claude"}); got != 0 {
+		t.Errorf("claude counted as an estimate: %v", got)
+	}
+	if got := metricSum(mf, "narrowd_decisions_total", map[string]string{"agent": "claude", "outcome": "abstain"}); got != 1 {
+		t.Errorf("abstain decisions = %v, want 1", got)
+	}
+}
