@@ -27,6 +27,23 @@ const (
 // whose effect is only known at run time as [Unproven]. Text that does
 // not parse gives an Analysis with Err set. Text with no commands (empty,
 // blank or comments only) gives an empty Analysis, which is proven.
+//
+// Beyond k, Analyze itself:
+//   - appends a command's redirect targets to the Paths of its outermost
+//     program and raises its Mutation to match (> is overwrite, which is
+//     delete without pure deletion); a redirect of a compound command or
+//     with no command is a program named "redirect";
+//   - places relative paths in each directory an earlier cd may have
+//     left the shell in (cd sub && rm x gives sub/x), and keeps the
+//     ceiling where that directory is unknown;
+//   - judges declaration builtins (export, declare, local, readonly,
+//     typeset) and every assignment: a variable that can run code
+//     ([EnvRunsCode]) keeps the ceiling;
+//   - keeps the ceiling for calls of functions the text defines, dynamic
+//     words, and wrappers nested deeper than 16.
+//
+// Everything found inside a nested script is placed at the word that
+// holds the script, so every position is inside src.
 func Analyze(src string, k *Knowledge) *Analysis {
 	a := &Analysis{}
 	s, err := Parse(src)

@@ -28,9 +28,11 @@ type Script struct {
 // Command is one simple command: the words the shell would pass to a
 // program or builtin, the variables it assigns and its redirects.
 type Command struct {
-	// Argv is the command name and its arguments. It is empty for a
-	// bare assignment (FOO=bar) and for redirects without a command
-	// (> file, or those of a compound command: { …; } > file).
+	// Argv is the command name and its arguments, after exact brace
+	// expansion (one source word may give several). It is empty for a
+	// bare assignment (FOO=bar), a loop setting its variable (for f in
+	// …) and redirects without a command (> file, or those of a
+	// compound command: { …; } > file).
 	Argv []Word
 	// Env holds the assignments before the command (FOO=bar cmd), which
 	// apply to it alone; with Argv empty or Decl set, the variables the
