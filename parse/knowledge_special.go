@@ -798,3 +798,22 @@ func (r *run) builtin(p parsed) {
 		}
 	}
 }
+
+// ipReads are the ip verbs that only show state.
+var ipReads = [...]string{"show", "list", "lst", "ls", "get"}
+
+// ip accepts OBJECT alone or OBJECT followed by a reading verb and its
+// filters; every changing verb (add, del, set, flush, exec…) and their
+// abbreviations fall outside.
+func (r *run) ip(p parsed) {
+	if len(p.ops) <= 1 {
+		return
+	}
+	if p.ops[0].Value == "netns" && p.ops[1].Value != "list" && p.ops[1].Value != "ls" && p.ops[1].Value != "identify" {
+		r.fail("ip netns " + p.ops[1].Value + " is not a read")
+		return
+	}
+	if !inList(ipReads[:], p.ops[1].Value) {
+		r.fail("ip " + p.ops[0].Value + " " + p.ops[1].Value + " is not a read")
+	}
+}
