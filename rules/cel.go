@@ -98,6 +98,9 @@ var (
 // load, never shared through a global.
 func newEnv() (*cel.Env, error) {
 	mapT := cel.MapType(cel.StringType, cel.DynType)
+	// The hidden functions take their first argument as dyn, not as a map:
+	// the runtime type guard of a map parameter walks the whole map on
+	// every call, and each function checks what it was given itself.
 	opts := []cel.EnvOption{
 		cel.Variable(varCall, mapT),
 		cel.Variable(varCeiling, mapT),
@@ -120,9 +123,8 @@ func newEnv() (*cel.Env, error) {
 			[]*cel.Type{cel.DynType, cel.StringType}, cel.BoolType,
 			cel.BinaryBinding(func(c, k ref.Val) ref.Val { return findEvidence(c, k, true) }))),
 	}
-	// The helpers take their first argument as dyn, not as a map: the
-	// runtime type guard of a map parameter walks the whole map on every
-	// call, and each helper checks what it was given itself.
+	// Each helper is a global macro that passes `call` to its hidden
+	// function; a wrong argument count is a compile error that names it.
 	macros := make([]cel.Macro, 0, len(helperMacros))
 	for _, h := range helperMacros {
 		macros = append(macros, cel.GlobalVarArgMacro(h.name,
