@@ -1,36 +1,222 @@
 package daemon
 
-import "github.com/narrowd/narrowd/rules"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
-// EngineConfig configures the decision pipeline.
+	"github.com/narrowd/narrowd/parse"
+	"github.com/narrowd/narrowd/proofs"
+	"github.com/narrowd/narrowd/rules"
+)
+
+// EngineConfig configures the decision pipeline. The zero value is the
+// embedded catalog and the standard profile.
 type EngineConfig struct {
 	// Profile is a built-in profile name or a file path; empty means
 	// "standard".
 	Profile string
 	// Workspaces are extra workspace roots beside each call's project dir.
 	Workspaces []string
+	// LabelFiles are extra label files (TOML, the catalog's format) that
+	// label tools by key and def_hash.
+	LabelFiles []string
+	// NoDisk turns off the symlink and hard link checks, which read the
+	// file system at check time. Tests of pure lexical behaviour use it.
+	NoDisk bool
 }
 
 // Engine is the one decision pipeline that serve, the hook shim's
 // in-process fallback and check all call: catalog → evidence → narrowing
-// → profile.
+// → profile. It is immutable and safe for concurrent use; a reload builds
+// a new one.
 type Engine struct {
-	cfg EngineConfig
+	cfg       EngineConfig
+	catalog   *rules.Catalog
+	profile   *rules.Profile
+	knowledge *parse.Knowledge
+	disk      proofs.Disk
 }
 
-// NewEngine builds the pipeline from its configuration.
+// NewEngine builds the pipeline. A profile, label file or table that does
+// not load is an error, so a reload can keep the last good engine.
 func NewEngine(cfg EngineConfig) (*Engine, error) {
-	return &Engine{cfg: cfg}, nil
+	e := &Engine{cfg: cfg}
+	var extra [][]byte
+	for _, f := range cfg.LabelFiles {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("label file: %w", err)
+		}
+		extra = append(extra, data)
+	}
+	builtin, err := rules.DefaultCatalog()
+	if err != nil {
+		return nil, fmt.Errorf("built-in catalog: %w", err)
+	}
+	e.catalog = builtin
+	if len(extra) > 0 {
+		c, err := rules.LoadCatalog("labels", extra[0], extra[1:]...)
+		if err != nil {
+			return nil, fmt.Errorf("label files: %w", err)
+		}
+		e.catalog = mergeCatalogs(builtin, c)
+	}
+	e.profile, err = LoadProfile(cfg.Profile)
+	if err != nil {
+		return nil, err
+	}
+	e.knowledge, err = parse.DefaultKnowledge()
+	if err != nil {
+		return nil, fmt.Errorf("command knowledge: %w", err)
+	}
+	if !cfg.NoDisk {
+		e.disk = proofs.OSDisk{}
+	}
+	return e, nil
 }
 
-// Judge returns the verdict for one call. It never fails: any internal
-// problem becomes an ask or deny verdict with a fixed reason.
-func (e *Engine) Judge(call rules.Call, sess rules.Session) rules.Verdict {
-	// TODO(lead): the real pipeline replaces this placeholder.
-	return rules.Verdict{
-		Agent:          call.Agent,
-		Tool:           call.Tool,
-		Decision:       rules.Decision{Outcome: rules.Ask, Rule: "engine-placeholder", Reason: "narrowd engine not built yet"},
-		CeilingOutcome: rules.Ask,
+// LoadProfile returns a built-in profile by name, or loads a profile file
+// when name contains a path separator or ends in .toml.
+func LoadProfile(name string) (*rules.Profile, error) {
+	if name == "" {
+		name = "standard"
 	}
+	if !strings.ContainsRune(name, filepath.Separator) && !strings.HasSuffix(name, ".toml") {
+		p, err := rules.BuiltinProfile(name)
+		if err != nil {
+			return nil, fmt.Errorf("profile %q: %w", name, err)
+		}
+		return p, nil
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	return rules.LoadProfile(name, data)
+}
+
+// mergeCatalogs keeps the built-in lookup by name and the label files'
+// records by key.
+func mergeCatalogs(builtin, labels *rules.Catalog) *rules.Catalog {
+	return rules.MergeCatalogs(builtin, labels)
+}
+
+// Profile returns the engine's profile.
+func (e *Engine) Profile() *rules.Profile { return e.profile }
+
+// Judge returns the verdict for one call. It never fails: an internal
+// problem becomes a deny with a fixed reason, and never an allow.
+func (e *Engine) Judge(call rules.Call, sess rules.Session) (v rules.Verdict) {
+	defer func() {
+		if r := recover(); r != nil {
+			v = failVerdict(call, "error-internal", "narrowd hit an internal error and refused the call")
+		}
+	}()
+	v.Agent, v.Tool = call.Agent, call.Tool
+	entry, key := e.resolve(call)
+	v.Key = key
+	in := rules.Input{Call: &call, Key: key, Session: sess}
+	if entry == nil {
+		v.Evidence = []rules.Evidence{{
+			Kind: "unlabelled", Strength: rules.Proven, Subject: key,
+			Detail: "no labels are recorded for this tool (absent is unknown)", Effect: "none",
+		}}
+		in.Evidence = v.Evidence
+		v.Decision = e.profile.Decide(in)
+		v.CeilingOutcome = v.Decision.Outcome
+		v.RiskClass = rules.RiskClass(nil, call.Tool)
+		v.Decision = e.finish(v.Decision)
+		return v
+	}
+	ceiling := entry.Labels
+	v.Evidence = e.evidence(entry.Input, call)
+	narrowed := proofs.Narrow(ceiling, v.Evidence)
+	v.Ceiling, v.Narrowed = &ceiling, &narrowed
+
+	in.Ceiling, in.Narrowed, in.Evidence = &ceiling, &narrowed, v.Evidence
+	v.Decision = e.finish(e.profile.Decide(in))
+
+	atCeiling := in
+	atCeiling.Narrowed, atCeiling.Evidence = &ceiling, nil
+	v.CeilingOutcome = e.finish(e.profile.Decide(atCeiling)).Outcome
+	v.RiskClass = rules.RiskClass(&narrowed, call.Tool)
+	return v
+}
+
+// finish turns outcomes narrowd cannot carry out yet into ones it can.
+// The sandbox wrapper does not exist yet, so a sandbox outcome asks.
+func (e *Engine) finish(d rules.Decision) rules.Decision {
+	if d.Outcome == rules.Sandbox {
+		d.Outcome = rules.Ask
+		d.Reason += " (narrowd's sandbox is not available, so a person must approve)"
+	}
+	return d
+}
+
+// resolve finds the catalog entry for a call and its key. MCP tools are
+// keyed server/tool and are unlabelled until a label file binds them to
+// a def_hash that narrowd has seen.
+func (e *Engine) resolve(call rules.Call) (*rules.Entry, string) {
+	if server, tool, ok := mcpName(call.Agent, call.Tool); ok {
+		return nil, server + "/" + tool
+	}
+	if entry, ok := e.catalog.Lookup(call.Agent, call.Tool); ok {
+		return entry, entry.Key
+	}
+	return nil, call.Agent + "/" + call.Tool
+}
+
+// mcpName splits an agent's MCP tool name into server and tool.
+func mcpName(agent, name string) (server, tool string, ok bool) {
+	switch {
+	case strings.HasPrefix(name, "mcp__"):
+		server, tool, ok = strings.Cut(strings.TrimPrefix(name, "mcp__"), "__")
+	case agent == "gemini" && strings.HasPrefix(name, "mcp_"):
+		server, tool, ok = strings.Cut(strings.TrimPrefix(name, "mcp_"), "_")
+	case agent == "cursor" && strings.HasPrefix(name, "MCP:"):
+		server, tool, ok = "cursor-mcp", strings.TrimPrefix(name, "MCP:"), true
+	}
+	return server, tool, ok && server != "" && tool != ""
+}
+
+// evidence gathers what narrowd can prove about one call's arguments.
+func (e *Engine) evidence(spec rules.InputSpec, call rules.Call) []rules.Evidence {
+	roots := append(append([]string{}, call.Workspaces...), e.cfg.Workspaces...)
+	roots = append(roots, e.profile.Workspaces()...)
+	ps := proofs.NewPaths(roots, e.profile.Sensitive(), e.disk)
+	cwd := call.Cwd
+	if spec.Kind == rules.InputShell {
+		if dir, _ := call.Input[spec.Dir].(string); spec.Dir != "" && dir != "" {
+			w := ps.Resolve(cwd, dir)
+			if w.Abs == "" {
+				return []rules.Evidence{{Kind: "path-outside", Strength: rules.Proven, Subject: dir, Detail: w.Why, Effect: "none"}}
+			}
+			cwd = w.Abs
+		}
+		cmd, ok := call.Input[spec.Field].(string)
+		if !ok {
+			return []rules.Evidence{{Kind: "missing-argument", Strength: rules.Proven, Subject: spec.Field, Detail: "the command argument is missing or not a string", Effect: "none"}}
+		}
+		return proofs.Shell(parse.Analyze(cmd, e.knowledge), cwd, ps)
+	}
+	return proofs.Tool(spec, call.Input, cwd, ps)
+}
+
+// failVerdict is the one fixed answer for internal failures: deny.
+func failVerdict(call rules.Call, rule, reason string) rules.Verdict {
+	return rules.Verdict{
+		Agent: call.Agent, Tool: call.Tool, Key: call.Agent + "/" + call.Tool,
+		Decision:       rules.Decision{Outcome: rules.Deny, Rule: rule, Reason: reason},
+		CeilingOutcome: rules.Deny,
+		RiskClass:      "unlabelled",
+	}
+}
+
+// FailVerdict is the verdict for a call narrowd could not judge at all
+// (a payload it could not decode, an engine it could not build): deny,
+// never allow.
+func FailVerdict(call rules.Call, reason string) rules.Verdict {
+	return failVerdict(call, "error-input", reason)
 }

@@ -316,3 +316,23 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// MergeCatalogs returns a catalog with the entries of every given catalog,
+// in order. Name lookups take the first catalog that names a tool; label
+// records for one key are appended in order, so a later file's record is
+// the newest.
+func MergeCatalogs(cs ...*Catalog) *Catalog {
+	m := &Catalog{byName: map[string]*Entry{}, byKey: map[string][]*Entry{}}
+	for _, c := range cs {
+		for k, e := range c.byName {
+			if _, ok := m.byName[k]; !ok {
+				m.byName[k] = e
+			}
+		}
+		for _, e := range c.entries {
+			m.byKey[e.Key] = append(m.byKey[e.Key], e)
+			m.entries = append(m.entries, e)
+		}
+	}
+	return m
+}

@@ -1,0 +1,252 @@
+package proofs
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"golang.org/x/text/unicode/norm"
+)
+
+// DefaultSensitive returns path patterns (doublestar syntax, matched
+// against the cleaned absolute path without its leading slash) whose
+// names suggest secrets, or code and settings that run or apply later.
+// Matching one is guess evidence: it raises, never relaxes. Profiles
+// extend the list.
+func DefaultSensitive() []string {
+	return []string{
+		"**/.env", "**/.env.*", "**/.envrc", "**/*.env",
+		"**/*.pem", "**/*.key", "**/*.p12", "**/*.pfx", "**/*.keystore", "**/*.jks",
+		"**/id_rsa*", "**/id_dsa*", "**/id_ecdsa*", "**/id_ed25519*",
+		"**/.ssh/**", "**/.gnupg/**", "**/.aws/**", "**/.azure/**", "**/.config/gcloud/**",
+		"**/.kube/**", "**/.docker/config.json",
+		"**/credentials", "**/credentials.*", "**/*credentials*.json", "**/secrets.*", "**/.secrets/**",
+		"**/*secret*.json", "**/*secret*.yaml", "**/*secret*.yml", "**/*.token", "**/.token", "**/token.json",
+		"**/.netrc", "**/.npmrc", "**/.pypirc", "**/.git-credentials", "**/.gitconfig",
+		"**/.git/config", "**/.git/hooks/**", "**/.git/info/attributes",
+		"**/.bashrc", "**/.bash_profile", "**/.bash_login", "**/.bash_logout", "**/.profile",
+		"**/.zshrc", "**/.zshenv", "**/.zprofile", "**/.zlogin", "**/.config/fish/**",
+		"**/.claude/settings*.json", "**/.claude/hooks/**", "**/.gemini/settings.json",
+		"**/.codex/**", "**/.cursor/hooks.json", "**/.github/hooks/**", "**/.copilot/**",
+		"**/.vscode/settings.json", "**/.vscode/tasks.json",
+		"**/*.tfstate", "**/*.tfstate.*",
+	}
+}
+
+// Paths decides where a path points. Its zero value has no workspace, so
+// nothing is inside.
+type Paths struct {
+	// Roots are absolute, cleaned workspace roots.
+	Roots []string
+	// Sensitive are doublestar patterns; see [DefaultSensitive].
+	Sensitive []string
+	// Disk, when set, is consulted for symlinks and hard links at check
+	// time. What it finds can only raise.
+	Disk Disk
+}
+
+// Disk is the part of the file system path proofs look at.
+type Disk interface {
+	Lstat(name string) (fs.FileInfo, error)
+	Readlink(name string) (string, error)
+}
+
+// OSDisk reads the real file system.
+type OSDisk struct{}
+
+// Lstat calls os.Lstat.
+func (OSDisk) Lstat(name string) (fs.FileInfo, error) { return os.Lstat(name) }
+
+// Readlink calls os.Readlink.
+func (OSDisk) Readlink(name string) (string, error) { return os.Readlink(name) }
+
+// NewPaths cleans the workspace roots, dropping any that are relative,
+// unclean after cleaning, or the file system root: a workspace of "/"
+// would make every path inside.
+func NewPaths(roots, sensitive []string, disk Disk) Paths {
+	p := Paths{Disk: disk}
+	seen := map[string]bool{}
+	for _, r := range roots {
+		if !filepath.IsAbs(r) || !pathClean(r) {
+			continue
+		}
+		c := filepath.Clean(r)
+		if c == "/" || seen[c] {
+			continue
+		}
+		seen[c] = true
+		p.Roots = append(p.Roots, c)
+	}
+	p.Sensitive = append(DefaultSensitive(), sensitive...)
+	return p
+}
+
+// pathClean reports that s has no NUL, control or invisible formatting
+// characters (zero-width spaces, bidi overrides), is valid UTF-8, is in
+// NFC, spells no slash or dot with a lookalike, and mixes no Latin with
+// Cyrillic or Greek letters inside one name: a path that could read as
+// another is never inside.
+func pathClean(s string) bool {
+	if !utf8.ValidString(s) || !norm.NFC.IsNormalString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r == 0 || r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || lookalike(r) {
+			return false
+		}
+	}
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '.' || r == '-' || r == '_' }) {
+		if mixedScript(part) {
+			return false
+		}
+	}
+	return true
+}
+
+// lookalike reports characters that render like a path separator or dot.
+func lookalike(r rune) bool {
+	switch r {
+	case '\u2215', '\u2044', '\u29f8', '\uff0f', '\u2024', '\uff0e', '\u3002', '\u2216', '\uff3c', '\u00a0', '\u2000', '\u2001', '\u2002', '\u2003', '\u3000':
+		return true
+	}
+	return false
+}
+
+// mixedScript reports a name that mixes Latin letters with Cyrillic or
+// Greek ones, the homoglyph trick (.еnv with a Cyrillic е). Names are
+// split at . - _ first, so русский.md stays one script per part.
+func mixedScript(name string) bool {
+	latin, other := false, false
+	for _, r := range name {
+		switch {
+		case unicode.Is(unicode.Latin, r):
+			latin = true
+		case unicode.Is(unicode.Cyrillic, r), unicode.Is(unicode.Greek, r):
+			other = true
+		}
+	}
+	return latin && other
+}
+
+// Where is the lexical verdict on one path.
+type Where struct {
+	// Abs is the cleaned absolute path; empty when the path could not be
+	// resolved.
+	Abs string
+	// Inside reports the path is proven under Root.
+	Inside bool
+	Root   string
+	// Why explains a path that is not inside.
+	Why string
+}
+
+// Resolve cleans p against cwd and checks that it stays under a root. It
+// never touches the disk: `~`, `$`, NUL and control characters, non-NFC
+// names, `..` escapes and absolute paths outside are not inside.
+func (ps Paths) Resolve(cwd, p string) Where {
+	switch {
+	case p == "":
+		return Where{Why: "empty path"}
+	case !pathClean(p):
+		return Where{Why: "control or invisible character, lookalike, mixed script, invalid UTF-8 or non-NFC name"}
+	case strings.HasPrefix(p, "~"):
+		return Where{Why: "home directory (~)"}
+	case strings.Contains(p, "$"):
+		return Where{Why: "names a variable ($)"}
+	}
+	abs := p
+	if !filepath.IsAbs(p) {
+		if !filepath.IsAbs(cwd) || !pathClean(cwd) {
+			return Where{Why: "relative path with no known working directory"}
+		}
+		abs = filepath.Join(cwd, p)
+	}
+	abs = filepath.Clean(abs)
+	for _, r := range ps.Roots {
+		if abs == r || strings.HasPrefix(abs, r+"/") {
+			return Where{Abs: abs, Inside: true, Root: r}
+		}
+	}
+	if len(ps.Roots) == 0 {
+		return Where{Abs: abs, Why: "no workspace root is known"}
+	}
+	return Where{Abs: abs, Why: fmt.Sprintf("%s is outside the workspace", abs)}
+}
+
+// SensitiveMatch returns the first sensitive pattern abs matches, or "".
+func (ps Paths) SensitiveMatch(abs string) string {
+	rel := strings.TrimPrefix(abs, "/")
+	switch filepath.Base(rel) {
+	case ".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults":
+		// Committed examples of .env files, by convention free of
+		// secrets: the one exception to the .env patterns.
+		return ""
+	}
+	for _, pat := range ps.Sensitive {
+		if ok, _ := doublestar.Match(pat, rel); ok {
+			return pat
+		}
+	}
+	return ""
+}
+
+// Escape reports a symlink or hard link, seen on disk now, that takes an
+// inside path out of the workspace. It returns "" when there is none or
+// when no Disk is set. Symlinks are followed component by component from
+// the root, so a link anywhere on the way counts.
+func (ps Paths) Escape(w Where) string {
+	if ps.Disk == nil || !w.Inside {
+		return ""
+	}
+	return ps.escape(w.Root, w.Abs, 0)
+}
+
+func (ps Paths) escape(root, abs string, depth int) string {
+	if depth > 8 {
+		return "too many symlinks"
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == "." {
+		return ""
+	}
+	cur := root
+	parts := strings.Split(rel, "/")
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		fi, err := ps.Disk.Lstat(cur)
+		if err != nil {
+			// Nothing there yet: a new file cannot be a link.
+			return ""
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			target, err := ps.Disk.Readlink(cur)
+			if err != nil {
+				return fmt.Sprintf("symlink %s cannot be read", cur)
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(cur), target)
+			}
+			rest := filepath.Join(append([]string{filepath.Clean(target)}, parts[i+1:]...)...)
+			w := ps.Resolve("/", rest)
+			if !w.Inside {
+				return fmt.Sprintf("symlink %s points outside the workspace", cur)
+			}
+			return ps.escape(w.Root, w.Abs, depth+1)
+		}
+		if i == len(parts)-1 && fi.Mode().IsRegular() {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+				return fmt.Sprintf("%s has %d hard links; one may be outside the workspace", cur, st.Nlink)
+			}
+		}
+	}
+	return ""
+}
+
+// ReadFile reads a file, for the few files narrowd reads itself.
+func (OSDisk) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }

@@ -1,0 +1,306 @@
+package proofs
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/narrowd/narrowd/parse"
+	"github.com/narrowd/narrowd/rules"
+)
+
+// Shell gathers the evidence for one shell command from its analysis.
+// Only a command whose every part is proven gets label bounds; anything
+// else is recorded and keeps the ceiling.
+func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
+	var c claims
+	if a.Err != nil {
+		c.add("parse-error", rules.Proven, "command", "narrowd could not parse the command: "+a.Err.Error(), effectNone)
+		return c.ev
+	}
+	for _, u := range a.Unproven {
+		c.add("unproven", rules.Proven, u.Why, fmt.Sprintf("at %s: %s is only known at run time", u.Pos, u.Why), effectNone)
+	}
+	proven := len(a.Unproven) == 0
+	for _, p := range a.Programs {
+		switch {
+		case !p.Known:
+			c.add("unknown-command", rules.Proven, argvText(p), "not in the command knowledge table: "+p.Why, effectNone)
+			proven = false
+		case p.Privileged:
+			c.add("privileged", rules.Proven, argvText(p), "runs with raised privileges via "+strings.Join(p.Wrappers, " "), effectNone)
+			proven = false
+		case p.RunsCode:
+			c.add("runs-code", rules.Proven, argvText(p), p.Rule+" executes code narrowd did not read (build, test or script runner)", effectNone)
+			proven = false
+		}
+	}
+	if !proven {
+		return c.ev
+	}
+	if len(a.Programs) == 0 {
+		c.add("no-program", rules.Proven, "command", "the text runs no program", effectNone)
+	}
+
+	var joined rules.Labels
+	var why [rules.NumDims]string
+	joined.Levels[rules.ReturnsClass] = rules.ReturnsClass.Max()
+	anyDelete := false
+	for i, p := range a.Programs {
+		part, partWhy, del := programLabels(&c, p, cwd, ps)
+		anyDelete = anyDelete || del
+		for _, d := range rules.Dims() {
+			if i == 0 || part.Get(d) > joined.Get(d) {
+				why[d] = fmt.Sprintf("riskiest part %q: %s", argvText(p), partWhy[d])
+			}
+			joined.Levels[d] = max(joined.Levels[d], part.Get(d))
+		}
+	}
+	if len(a.Programs) == 0 {
+		for d := range rules.Dim(rules.NumDims) {
+			why[d] = "the text runs no program"
+		}
+	}
+	why[rules.ReturnsClass] = "shell output carries file contents and names anyone could have written (§3.6)"
+	raiseOnDisk(&c, a, cwd, ps)
+	for _, p := range a.Programs {
+		for _, w := range p.Argv[min(1, len(p.Argv)):] {
+			if secretWord(w.Value) {
+				c.add("sensitive-word", rules.Guess, w.Value, "the argument names secrets (token, password, key, credential)", raise(rules.Scope))
+				break
+			}
+		}
+	}
+	facts := []rules.Fact{rules.OpenWorld, rules.ConfigurationObject}
+	if !anyDelete {
+		facts = append(facts, rules.PureDeletion)
+	}
+	c.bounds(joined, why, facts)
+	return c.ev
+}
+
+// programLabels returns the proven labels of one known program and
+// whether it purely deletes something.
+func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labels, [rules.NumDims]string, bool) {
+	var l rules.Labels
+	var why [rules.NumDims]string
+	l.Levels[rules.ReturnsClass] = rules.ReturnsClass.Max()
+	mut, err := rules.Mutation.Parse(p.Mutation)
+	if err != nil {
+		mut = rules.Mutation.Max()
+	}
+	l.Levels[rules.Mutation] = mut
+	why[rules.Mutation] = fmt.Sprintf("%s (table rule %s)", p.Mutation, p.Rule)
+	c.add("known-command", rules.Proven, argvText(p), fmt.Sprintf("table rule %q: %s", p.Rule, describe(p)), effectNone)
+
+	pureDelete := false
+	outside := false
+	targets := 0
+	recursive := false
+	for _, pa := range p.Paths {
+		name := pa.Word.Value
+		switch {
+		case name == "/dev/null" || name == "/dev/stdout" || name == "/dev/stderr" || name == "/dev/stdin" || strings.HasPrefix(name, "/dev/fd/"):
+			c.add("harmless-device", rules.Proven, name, "a standard stream or the null device", effectNone)
+			continue
+		case strings.HasPrefix(name, "/dev/tcp/") || strings.HasPrefix(name, "/dev/udp/"):
+			// bash opens a network connection for these names.
+			c.add("network-redirect", rules.Proven, name, "bash connects to the network for /dev/tcp and /dev/udp", effectNone)
+			l.Levels[rules.Egress] = rules.Egress.Max()
+			why[rules.Egress] = "a redirect to " + name + " opens a network connection"
+			if pa.Access != parse.Read {
+				l.Levels[rules.Reversibility] = rules.Reversibility.Max()
+				why[rules.Reversibility] = "data sent over the network cannot be unsent (observation rule)"
+			}
+			outside = true
+			continue
+		}
+		m := accessMutation(pa.Access)
+		if m > l.Levels[rules.Mutation] {
+			l.Levels[rules.Mutation] = m
+			why[rules.Mutation] = fmt.Sprintf("%s of %s", pa.Access, name)
+		}
+		if pa.Access == parse.Delete {
+			pureDelete = true
+		}
+		w := ps.Resolve(cwd, name)
+		if !w.Inside {
+			outside = true
+			c.add("path-outside", rules.Proven, name, w.Why, effectNone)
+			continue
+		}
+		targets++
+		recursive = recursive || pa.Recursive
+		c.add("path-inside", rules.Proven, name, fmt.Sprintf("%s stays under workspace %s", w.Abs, w.Root), effectNone)
+		pathRaises(c, ps, w, name)
+	}
+
+	// Scope: how much one call can reach (§3.2, §4.3).
+	switch {
+	case p.Global:
+		l.Levels[rules.Scope] = rules.Scope.Max()
+		why[rules.Scope] = "touches state outside its path arguments (configuration, services, the cluster)"
+	case outside:
+		l.Levels[rules.Scope] = rules.Scope.Max()
+		why[rules.Scope] = "a path is not proven inside the workspace"
+	case recursive || targets > 1:
+		l.Levels[rules.Scope] = 1
+		why[rules.Scope] = "several paths or a recursive walk, all inside the workspace"
+	case targets == 1:
+		why[rules.Scope] = "one path inside the workspace"
+	default:
+		if w := ps.Resolve(cwd, "."); !w.Inside {
+			l.Levels[rules.Scope] = rules.Scope.Max()
+			why[rules.Scope] = "no path argument, and the working directory is not inside the workspace"
+		} else {
+			why[rules.Scope] = "no path argument; it works in the workspace directory"
+		}
+	}
+
+	// Egress (§3.4).
+	switch p.Net {
+	case parse.Internet:
+		l.Levels[rules.Egress] = rules.Egress.Max()
+		why[rules.Egress] = "reaches the network"
+	case parse.LocalNet:
+		l.Levels[rules.Egress] = max(l.Levels[rules.Egress], 1)
+		why[rules.Egress] = "reaches local services only"
+	default:
+		if why[rules.Egress] == "" {
+			c.add("no-network", rules.Proven, argvText(p), "the table says it opens no network connection", effectNone)
+			why[rules.Egress] = "opens no network connection"
+		}
+	}
+
+	// Reversibility (§3.3): overwrite and delete destroy, update needs
+	// work to undo, create and read are undone by their inverse.
+	rev := rules.Level(0)
+	switch mm := l.Levels[rules.Mutation]; {
+	case mm >= 3:
+		rev = 2
+	case mm == 2:
+		rev = 1
+	}
+	if p.Irreversible || (l.Levels[rules.Egress] == rules.Egress.Max() && l.Levels[rules.Mutation] > 0) {
+		rev = 2
+	}
+	if rev > l.Levels[rules.Reversibility] {
+		l.Levels[rules.Reversibility] = rev
+		why[rules.Reversibility] = "follows from what it changes (§3.3)"
+	}
+	if why[rules.Reversibility] == "" {
+		why[rules.Reversibility] = "changes nothing that needs undoing"
+	}
+
+	fin, err := rules.Financial.Parse(p.Financial)
+	if p.Financial == "" {
+		fin, err = 0, nil
+	}
+	if err != nil {
+		fin = rules.Financial.Max()
+	}
+	l.Levels[rules.Financial] = fin
+	why[rules.Financial] = "financial " + rules.Financial.Name(fin) + " per the table"
+	return l, why, pureDelete
+}
+
+// pathRaises adds the guess and point-in-time evidence for one inside
+// path: a sensitive name, or a link that leaves the workspace.
+func pathRaises(c *claims, ps Paths, w Where, name string) {
+	if pat := ps.SensitiveMatch(w.Abs); pat != "" {
+		c.add("sensitive-name", rules.Guess, name, "matches sensitive pattern "+pat, raise(rules.Scope))
+	}
+	if esc := ps.Escape(w); esc != "" {
+		c.add("link-escape", rules.PointInTime, name, esc, raise(rules.Scope))
+	}
+}
+
+func accessMutation(a parse.Access) rules.Level {
+	switch a {
+	case parse.Read:
+		return 0
+	case parse.Create:
+		return 1
+	case parse.Update:
+		return 2
+	default:
+		return 3
+	}
+}
+
+func describe(p parse.Program) string {
+	var parts []string
+	parts = append(parts, p.Mutation)
+	if len(p.Wrappers) > 0 {
+		parts = append(parts, "via "+strings.Join(p.Wrappers, ", "))
+	}
+	switch p.Net {
+	case parse.Internet:
+		parts = append(parts, "network")
+	case parse.LocalNet:
+		parts = append(parts, "local network")
+	}
+	if p.Global {
+		parts = append(parts, "global state")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func argvText(p parse.Program) string {
+	var b strings.Builder
+	for i, w := range p.Argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w.Value)
+		if b.Len() > 200 {
+			b.WriteString("…")
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return p.Name
+	}
+	return b.String()
+}
+
+// raiseOnDisk adds what narrowd reads on disk now about the programs: a
+// repository config that makes git run a program.
+func raiseOnDisk(c *claims, a *parse.Analysis, cwd string, ps Paths) {
+	if ps.Disk == nil {
+		return
+	}
+	for _, p := range a.Programs {
+		if p.Name != "git" {
+			continue
+		}
+		dirs := []string{cwd}
+		for _, pa := range p.Paths {
+			if w := ps.Resolve(cwd, pa.Word.Value); w.Abs != "" {
+				dirs = append(dirs, w.Abs)
+			}
+		}
+		for _, d := range dirs {
+			if why := gitRunsCode(ps.Disk, d); why != "" {
+				gitConfigEvidence(c, why)
+				return
+			}
+		}
+	}
+}
+
+// secretWord reports an argument that names secrets: searching for them
+// is a guess that raises, never a proof.
+func secretWord(s string) bool {
+	l := strings.ToLower(s)
+	for _, w := range []string{"secret", "passw", "api_key", "apikey", "api-key", "private_key", "private-key", "credential", "access_key", "aws_access", "_token", "token_", "$env", "auth_token", "bearer"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	for _, f := range strings.FieldsFunc(l, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }) {
+		if f == "token" || f == "tokens" {
+			return true
+		}
+	}
+	return false
+}
