@@ -568,10 +568,27 @@ func awkProgram(src string) string {
 		}
 		return "awk program uses a pipe"
 	}
-	// > after print is output to a file; without print it can only be a
-	// comparison.
-	if strings.Contains(flat, "print") && strings.Contains(flat, ">") {
-		return "awk program may print to a file"
+	// A > after print (or printf) in the same statement is output to a
+	// file. Statements run left to right, so a > before the first print
+	// of a line is a comparison. A print statement continues onto the
+	// next line after a comma, && or ||, or past a comment, so the search
+	// does too.
+	pending := false
+	for _, line := range strings.Split(flat, "\n") {
+		seg := line
+		if !pending {
+			i := strings.Index(line, "print")
+			if i < 0 {
+				continue
+			}
+			seg = line[i:]
+		}
+		if strings.Contains(seg, ">") {
+			return "awk program may print to a file"
+		}
+		t := strings.TrimRight(seg, " \t")
+		pending = strings.Contains(seg, "#") || strings.HasSuffix(t, ",") ||
+			strings.HasSuffix(t, "&&") || strings.HasSuffix(t, "||") || strings.HasSuffix(t, "\\")
 	}
 	return ""
 }
