@@ -143,7 +143,7 @@ func corpusEntries(t *testing.T) []corpusEntry {
 // always reads extended globs.
 func bashParses(t *testing.T, bash, dir, src string) bool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bash, "--norc", "--noprofile", "-O", "extglob", "-n")
 	cmd.Dir = dir
@@ -199,7 +199,7 @@ func TestBashValues(t *testing.T) {
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bash, "--norc", "--noprofile", "-c", "printf '%s\\0' "+tc.src)
 			cmd.Dir = dir
@@ -230,7 +230,7 @@ func TestBashHeredocs(t *testing.T) {
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bash, "--norc", "--noprofile", "-c", tc.src)
 			cmd.Dir = dir
@@ -289,7 +289,7 @@ func TestBashBraces(t *testing.T) {
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bash, "--norc", "--noprofile", "-c", "printf '%s\\0' "+tc.src)
 			cmd.Dir = dir
