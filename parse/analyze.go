@@ -52,7 +52,7 @@ func Analyze(src string, k *Knowledge) *Analysis {
 		return a
 	}
 	a.Programs = make([]Program, 0, len(s.Commands))
-	z := analyzer{k: k, a: a}
+	z := analyzer{k: k, a: a, text: src}
 	z.script(s, frame{})
 	return a
 }
@@ -69,6 +69,8 @@ type analyzer struct {
 	dirLost bool
 	// seen holds the reasons already listed, to list each once.
 	seen map[Unproven]bool
+	// text is the shell text being analyzed: src, or a nested script.
+	text string
 }
 
 // frame is what the wrappers around a command add to it.
@@ -321,29 +323,61 @@ func (z *analyzer) nested(w Word, fr frame) {
 		z.unproven(w.Pos, whyScriptSyntax)
 		return
 	}
+	at := z.placer(w)
 	progs := len(z.a.Programs)
 	// Reasons are gathered apart so that dedup works on the final
 	// positions.
-	outer, seen := z.a.Unproven, z.seen
-	z.a.Unproven, z.seen = nil, nil
+	outer, seen, text := z.a.Unproven, z.seen, z.text
+	z.a.Unproven, z.seen, z.text = nil, nil, w.Value
 	z.script(s, fr)
 	found := z.a.Unproven
-	z.a.Unproven, z.seen = outer, seen
+	z.a.Unproven, z.seen, z.text = outer, seen, text
 	for i := progs; i < len(z.a.Programs); i++ {
 		p := &z.a.Programs[i]
-		p.Pos = w.Pos
+		p.Pos = at(p.Pos)
 		p.Argv = slices.Clone(p.Argv)
 		for j := range p.Argv {
-			p.Argv[j].Pos = w.Pos
+			p.Argv[j].Pos = at(p.Argv[j].Pos)
 		}
 		p.Paths = slices.Clone(p.Paths)
 		for j := range p.Paths {
-			p.Paths[j].Word.Pos = w.Pos
+			p.Paths[j].Word.Pos = at(p.Paths[j].Word.Pos)
 		}
 	}
 	for _, u := range found {
-		z.unproven(w.Pos, u.Why)
+		z.unproven(at(u.Pos), u.Why)
 	}
+}
+
+// placer maps positions in a nested script to the text that holds it.
+// A script written in single quotes is that text verbatim, so its
+// positions shift exactly; any other lands on the word itself.
+func (z *analyzer) placer(w Word) func(Pos) Pos {
+	whole := func(Pos) Pos { return w.Pos }
+	off, ok := offsetOf(z.text, w.Pos)
+	if !ok || !strings.HasPrefix(z.text[off:], "'"+w.Value+"'") {
+		return whole
+	}
+	return func(p Pos) Pos {
+		if p.Line == 1 {
+			return Pos{Line: w.Pos.Line, Col: w.Pos.Col + p.Col}
+		}
+		return Pos{Line: w.Pos.Line + p.Line - 1, Col: p.Col}
+	}
+}
+
+// offsetOf is the byte offset of a position in text.
+func offsetOf(text string, p Pos) (int, bool) {
+	off := 0
+	for line := 1; line < p.Line; line++ {
+		i := strings.IndexByte(text[off:], '\n')
+		if i < 0 {
+			return 0, false
+		}
+		off += i + 1
+	}
+	off += p.Col - 1
+	return off, off >= 0 && off <= len(text)
 }
 
 // assignsCodeEnv finds a builtin that sets a variable named by its

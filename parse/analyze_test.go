@@ -169,20 +169,62 @@ func TestAnalyze(t *testing.T) {
 
 func TestAnalyzeNestedPositions(t *testing.T) {
 	t.Parallel()
-	a := Analyze("ls; sh -c 'rm x; echo $y'", syntaxKnowledge(t))
-	at := Pos{Line: 1, Col: 11}
-	for _, p := range a.Programs[2:] {
-		if p.Pos != at {
-			t.Errorf("%s at %v, want %v", p.Name, p.Pos, at)
-		}
-		for _, w := range p.Argv {
-			if w.Pos != at {
-				t.Errorf("%s word %q at %v, want %v", p.Name, w.Value, w.Pos, at)
-			}
-		}
+	k := syntaxKnowledge(t)
+	tests := []struct {
+		name     string
+		src      string
+		programs []Pos // of the nested programs, after the wrappers
+		unproven []Pos
+	}{
+		{
+			name:     "single-quoted-shifts",
+			src:      "ls; sh -c 'rm x; echo $y'",
+			programs: []Pos{{1, 12}, {1, 18}},
+			unproven: []Pos{{1, 23}},
+		},
+		{
+			name:     "single-quoted-multiline",
+			src:      "sh -c 'ls\n  echo $y'",
+			programs: []Pos{{1, 8}, {2, 3}},
+			unproven: []Pos{{2, 8}},
+		},
+		{
+			name:     "double-quoted-lands-on-word",
+			src:      `sh -c "ls; echo \$y"`,
+			programs: []Pos{{1, 7}, {1, 7}},
+			unproven: []Pos{{1, 7}},
+		},
+		{
+			name:     "nested-twice",
+			src:      `sh -c "sh -c 'echo \$y'"`,
+			programs: []Pos{{1, 7}, {1, 7}},
+			unproven: []Pos{{1, 7}},
+		},
 	}
-	if len(a.Unproven) != 1 || a.Unproven[0].Pos != at {
-		t.Errorf("unproven = %v, want one at %v", a.Unproven, at)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := Analyze(tc.src, k)
+			var got []Pos
+			for _, p := range a.Programs {
+				if len(p.Wrappers) > 0 {
+					got = append(got, p.Pos)
+					if p.Argv[0].Pos != p.Pos {
+						t.Errorf("%s: argv[0] at %v, program at %v", p.Name, p.Argv[0].Pos, p.Pos)
+					}
+				}
+			}
+			if !slices.Equal(got, tc.programs) {
+				t.Errorf("nested programs at %v, want %v", got, tc.programs)
+			}
+			var gotU []Pos
+			for _, u := range a.Unproven {
+				gotU = append(gotU, u.Pos)
+			}
+			if !slices.Equal(gotU, tc.unproven) {
+				t.Errorf("unproven at %v (%v), want %v", gotU, a.Unproven, tc.unproven)
+			}
+		})
 	}
 }
 
