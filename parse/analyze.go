@@ -355,7 +355,7 @@ func (z *analyzer) nested(w Word, fr frame) {
 func (z *analyzer) placer(w Word) func(Pos) Pos {
 	whole := func(Pos) Pos { return w.Pos }
 	off, ok := offsetOf(z.text, w.Pos)
-	if !ok || !strings.HasPrefix(z.text[off:], "'"+w.Value+"'") {
+	if !ok || strings.Contains(w.Value, "'") || !strings.HasPrefix(z.text[off:], "'"+w.Value+"'") {
 		return whole
 	}
 	return func(p Pos) Pos {
