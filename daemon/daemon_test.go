@@ -544,3 +544,34 @@ func writeTemp(t *testing.T, b []byte) string {
 	os.WriteFile(p, b, 0o600)
 	return p
 }
+
+func TestReloadLabelFiles(t *testing.T) {
+	dir := shortDir(t)
+	labels := filepath.Join(dir, "labels.toml")
+	good, err := os.ReadFile("../rules/testdata/catalog/spec-examples.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(labels, good, 0o600)
+	d := startDaemon(t, func(c *Config) { c.Engine.LabelFiles = []string{labels} })
+	time.Sleep(100 * time.Millisecond) // let the watcher start
+	before := d.engine.Load()
+	os.WriteFile(labels, []byte("[[tool]]\nkey = \"x/y\"\n[tool.labels]\nmutation = \"obliterate\"\n"), 0o600)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		mf := d.scrape(t)
+		ok := metricSum(mf, "narrowd_profile_reloads_total", map[string]string{"result": "ok"})
+		bad := metricSum(mf, "narrowd_profile_reloads_total", map[string]string{"result": "error"})
+		if ok+bad > 0 {
+			if bad == 0 {
+				t.Skip("this engine accepted an unknown label value")
+			}
+			if d.engine.Load() != before {
+				t.Fatal("a bad label file replaced the engine")
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("label file change not noticed")
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/narrowd/narrowd/daemon/agent"
 	"github.com/narrowd/narrowd/rules"
 )
 
@@ -132,7 +133,7 @@ func (m *Metrics) evidenceKind(kind string) string {
 }
 
 // knownAgents are the agent label values; anything else is "other".
-var knownAgents = map[string]bool{"claude": true, "codex": true, "gemini": true, "copilot": true, "cursor": true}
+var knownAgents = map[string]bool{agent.Claude: true, agent.Codex: true, agent.Gemini: true, agent.Copilot: true, agent.Cursor: true}
 
 // agentLabel bounds the agent label.
 func agentLabel(agent string) string {

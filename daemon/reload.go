@@ -15,13 +15,14 @@ import (
 const reloadDelay = 150 * time.Millisecond
 
 // watchedFiles returns the files whose change rebuilds the engine: the
-// profile when it names a file rather than a built-in profile, and
-// Config.Watch.
+// profile when it names a file rather than a built-in profile, the label
+// files, and Config.Watch.
 func (s *Server) watchedFiles() []string {
 	var files []string
 	if p := s.cfg.Engine.Profile; p != "" && (strings.ContainsRune(p, os.PathSeparator) || strings.HasSuffix(p, ".toml")) {
 		files = append(files, p)
 	}
+	files = append(files, s.cfg.Engine.LabelFiles...)
 	files = append(files, s.cfg.Watch...)
 	for i, f := range files {
 		if abs, err := filepath.Abs(f); err == nil {

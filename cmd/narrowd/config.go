@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/narrowd/narrowd/daemon"
 )
 
 // fileConfig is narrowd's config file (TOML), shared by serve, hook, log,
@@ -24,7 +26,8 @@ import (
 //	metrics = "127.0.0.1:9787"     # Prometheus /metrics; off when empty
 //	profile = "standard"           # built-in name or a TOML file
 //	workspaces = ["/home/me/src"]  # extra workspace roots
-//	watch = ["/home/me/catalog.toml"]  # more files whose change reloads
+//	labels = ["~/.config/narrowd/labels.toml"]  # label files (catalog format) for MCP tools
+//	watch = ["/home/me/sensitive.txt"]  # more files whose change reloads
 //	audit_dir = "~/.local/state/narrowd/audit"
 //	state_dir = "~/.local/state/narrowd"
 //	audit_max_size = 67108864      # bytes before rotation
@@ -38,6 +41,7 @@ type fileConfig struct {
 	Metrics                     string   `toml:"metrics"`
 	Profile                     string   `toml:"profile"`
 	Workspaces                  []string `toml:"workspaces"`
+	Labels                      []string `toml:"labels"`
 	Watch                       []string `toml:"watch"`
 	AuditDir                    string   `toml:"audit_dir"`
 	StateDir                    string   `toml:"state_dir"`
@@ -89,13 +93,17 @@ func loadConfig(e env, path string) (fileConfig, error) {
 	for _, p := range []*string{&c.Socket, &c.Profile, &c.AuditDir, &c.StateDir} {
 		*p = expandHome(*p, home)
 	}
-	for i := range c.Workspaces {
-		c.Workspaces[i] = expandHome(c.Workspaces[i], home)
-	}
-	for i := range c.Watch {
-		c.Watch[i] = expandHome(c.Watch[i], home)
+	for _, list := range [][]string{c.Workspaces, c.Labels, c.Watch} {
+		for i := range list {
+			list[i] = expandHome(list[i], home)
+		}
 	}
 	return c, nil
+}
+
+// engine is the engine configuration the file describes.
+func (c *fileConfig) engine() daemon.EngineConfig {
+	return daemon.EngineConfig{Profile: c.Profile, Workspaces: c.Workspaces, LabelFiles: c.Labels}
 }
 
 // defaults fills in the socket, state and audit directories left empty.
@@ -138,12 +146,6 @@ func defaultStateDir(e env) string {
 	}
 	return ""
 }
-
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 // newFlags returns a flag set that reports to e.stderr and does not exit.
 func newFlags(e env, name, usage string) *flag.FlagSet {

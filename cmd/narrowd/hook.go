@@ -109,7 +109,7 @@ func runHook(ctx context.Context, e env, args []string) (err error) {
 		opt.Interactive = *inter
 	}
 	reply := daemon.Offline(daemon.OfflineConfig{
-		Engine:         daemon.EngineConfig{Profile: c.Profile, Workspaces: c.Workspaces},
+		Engine:         c.engine(),
 		AllowAtPreTool: c.AbstainForPermissionRequest != nil && !*c.AbstainForPermissionRequest,
 		StateDir:       c.StateDir,
 	}, name, payload, opt)

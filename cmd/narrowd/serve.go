@@ -10,7 +10,7 @@ import (
 )
 
 const serveUsage = `serve [--config FILE] [--socket PATH] [--http 127.0.0.1:PORT] [--metrics 127.0.0.1:PORT]
-       [--profile NAME|FILE] [--workspace DIR]... [--watch FILE]... [--audit-dir DIR] [--state-dir DIR]
+       [--profile NAME|FILE] [--workspace DIR]... [--labels FILE]... [--watch FILE]... [--audit-dir DIR] [--state-dir DIR]
        [--audit-max-size BYTES] [--allow-at-pretool] [--interactive] [--log-level LEVEL]`
 
 // runServe runs the daemon until SIGINT or SIGTERM. Flags override the
@@ -24,9 +24,10 @@ func runServe(ctx context.Context, e env, args []string) error {
 	httpAddr := fs.String("http", "", "loopback address for Claude Code http hooks, such as 127.0.0.1:8787 (off when empty)")
 	metricsAddr := fs.String("metrics", "", "loopback address for Prometheus /metrics, such as 127.0.0.1:9787 (off when empty)")
 	profile := fs.String("profile", "", "built-in profile name or profile file (default standard)")
-	var workspaces, watch stringList
+	var workspaces, labels, watch multiFlag
 	fs.Var(&workspaces, "workspace", "extra workspace root (repeatable)")
-	fs.Var(&watch, "watch", "extra file whose change reloads the engine, such as a catalog (repeatable)")
+	fs.Var(&labels, "labels", "label file in the catalog's format, for MCP tools (repeatable; reloaded on change)")
+	fs.Var(&watch, "watch", "another file whose change reloads the engine (repeatable)")
 	auditDir := fs.String("audit-dir", "", "audit log directory (default STATE_DIR/audit)")
 	stateDir := fs.String("state-dir", "", "state directory for session history (default $XDG_STATE_HOME/narrowd)")
 	auditMax := fs.Int64("audit-max-size", 0, "rotate the audit log after this many bytes (default 64 MiB)")
@@ -60,6 +61,9 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if set["workspace"] {
 		c.Workspaces = workspaces
 	}
+	if set["labels"] {
+		c.Labels = labels
+	}
 	if set["watch"] {
 		c.Watch = watch
 	}
@@ -83,7 +87,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 
 	cfg := daemon.Config{
-		Engine:         daemon.EngineConfig{Profile: c.Profile, Workspaces: c.Workspaces},
+		Engine:         c.engine(),
 		Watch:          c.Watch,
 		SocketPath:     c.Socket,
 		AuditDir:       c.AuditDir,
