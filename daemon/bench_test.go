@@ -1,9 +1,14 @@
 package daemon
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
+	"os"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/narrowd/narrowd/daemon/agent"
 	"github.com/narrowd/narrowd/rules"
@@ -30,16 +35,57 @@ func benchCalls(b *testing.B) []rules.Call {
 	return calls
 }
 
-// BenchmarkJudgeInDaemon is the in-daemon decision: session lookup and
-// the engine's verdict, without I/O.
+// corpusCalls turns the shared command corpus into Claude Bash calls in a
+// workspace, falling back to benchCalls without the corpus.
+func corpusCalls(b *testing.B) []rules.Call {
+	f, err := os.Open("../testdata/corpus/commands.jsonl")
+	if err != nil {
+		return benchCalls(b)
+	}
+	defer f.Close()
+	ws := b.TempDir()
+	var calls []rules.Call
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line struct {
+			Command string `json:"command"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Command == "" {
+			continue
+		}
+		calls = append(calls, rules.Call{Agent: "claude", Event: "PreToolUse", Phase: rules.PreTool,
+			Session: "bench", Cwd: ws, Workspaces: []string{ws}, Tool: "Bash",
+			Input: map[string]any{"command": line.Command}})
+	}
+	if len(calls) == 0 {
+		return benchCalls(b)
+	}
+	return calls
+}
+
+// BenchmarkJudgeInDaemon is the in-daemon decision over the command
+// corpus: session lookup and the engine's verdict, without I/O. It
+// reports the p50 and p99 of single decisions.
 func BenchmarkJudgeInDaemon(b *testing.B) {
 	d := startDaemon(b, nil)
-	calls := benchCalls(b)
+	calls := corpusCalls(b)
+	durs := make([]time.Duration, 0, 1<<16)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		c := calls[i%len(calls)]
+		t0 := time.Now()
 		d.engine.Load().Judge(c, d.sessions.Get(c.Agent, c.Session))
+		if len(durs) < cap(durs) {
+			durs = append(durs, time.Since(t0))
+		}
+	}
+	b.StopTimer()
+	slices.Sort(durs)
+	if n := len(durs); n > 0 {
+		b.ReportMetric(float64(durs[n/2].Nanoseconds()), "p50-ns")
+		b.ReportMetric(float64(durs[n*99/100].Nanoseconds()), "p99-ns")
 	}
 }
 
