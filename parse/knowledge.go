@@ -192,6 +192,9 @@ func (s *spec) compile(names []string, parent *spec, groups map[string][]flagNam
 	}
 	fs := &flagSet{short: map[byte]*flagDef{}, long: map[string]*flagDef{}}
 	addAll := func(fn flagName, eff *effect) error {
+		if fn.arg == argTwo && s.Parser != famGNU && s.Parser != famClap && s.Parser != famGit && s.Parser != famPOSIX {
+			return bad("two-word flag %q needs a getopt-style parser", fn.text)
+		}
 		def := &flagDef{canon: fn.names[0], arg: fn.arg, eff: eff}
 		for _, n := range fn.names {
 			if err := fs.add(s.Parser, n, def); err != nil {

@@ -8,10 +8,10 @@ import (
 
 // handlerNames are the handlers a spec may name; each is Go code in
 // knowledge_special.go for a language the table cannot describe.
-var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "ssh", "builtin", "ip"}
+var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "ssh", "builtin", "ip", "jq", "ps"}
 
 // checkNames are the validators a flag's value may be given.
-var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode"}
+var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode", "awk-include"}
 
 // run accumulates one classification.
 type run struct {
@@ -192,6 +192,9 @@ func (r *run) spec(s *spec, args []Word) {
 		}
 	}
 	r.operands(s, p, recursive, retarget)
+	if s.ReadsEnv && len(p.rest) == 0 {
+		r.readsEnv()
+	}
 	if cwd.set {
 		dir := Word{Value: ".", Literal: true, Pos: r.prog.Pos}
 		if r.dir != nil {
@@ -214,6 +217,10 @@ func (r *run) spec(s *spec, args []Word) {
 		r.builtin(p)
 	case "ip":
 		r.ip(p)
+	case "jq":
+		r.jq(p)
+	case "ps":
+		r.ps(p)
 	case "ssh":
 		// OpenSSH reads options after the host too (ssh host -o
 		// ProxyCommand=…); an option-like word there is not provably
@@ -290,6 +297,10 @@ func (r *run) applyHit(s *spec, h hit) {
 		if m := strings.ToUpper(v.Value); m != "GET" && m != "HEAD" && m != "OPTIONS" {
 			r.irreversible = true
 		}
+	case "awk-include":
+		if v.Value != "inplace" && v.Value != "inplace.awk" {
+			r.fail("awk -i includes a program file")
+		}
 	case "curl-form":
 		// name=@file uploads a file, name=<file sends its content.
 		if _, val, ok := strings.Cut(v.Value, "="); ok && len(val) > 1 && (val[0] == '@' || val[0] == '<') {
@@ -305,6 +316,11 @@ func (r *run) applyHit(s *spec, h hit) {
 			r.flagPath(Word{Value: v.Value[at+1:], Literal: true, Pos: v.Pos}, Read)
 		}
 	}
+}
+
+// readsEnv records that the program shows the process environment.
+func (r *run) readsEnv() {
+	r.paths = append(r.paths, PathArg{Word: Word{Value: "/proc/self/environ", Literal: true, Pos: r.prog.Pos}, Access: Read})
 }
 
 // flagPath records a path given as a flag's argument.
@@ -341,6 +357,14 @@ func (r *run) operands(s *spec, p parsed, recursive bool, retarget optAccess) {
 	if extra {
 		r.fail("too many arguments for " + s.name)
 		return
+	}
+	if len(pairs) == 1 && pairs[0].slot.kind == slotPath && pairs[0].slot.access == Exec && len(p.rest) == 0 {
+		switch pairs[0].word.Value {
+		case "--version", "-v", "-V", "-version", "--help", "-h":
+			// ruby --version: an interpreter the table does not parse
+			// options for only prints.
+			return
+		}
 	}
 	for _, pr := range pairs {
 		r.operand(s, pr.slot, pr.word, recursive, retarget)
@@ -662,6 +686,12 @@ func parseShort(hs []hit, fs *flagSet, args []Word, i int) ([]hit, int, string) 
 				h.value, h.hasValue = attached(w, a[j+1:]), true
 			}
 			j = len(a)
+		case argTwo:
+			if j+1 < len(a) || i+2 >= len(args) {
+				return hs, 0, "flag " + h.name + " needs two separate arguments"
+			}
+			h.value, h.hasValue = args[i+2], true
+			consumed = 2
 		}
 		hs = append(hs, h)
 	}
@@ -722,6 +752,12 @@ func parseLong(hs []hit, fs *flagSet, fam family, abbrev bool, args []Word, i in
 		if has {
 			h.value, h.hasValue = attached(w, val), true
 		}
+	case argTwo:
+		if has || i+2 >= len(args) {
+			return hs, 0, "flag " + name + " needs two separate arguments"
+		}
+		h.value, h.hasValue = args[i+2], true
+		consumed = 2
 	}
 	return append(hs, h), consumed, ""
 }

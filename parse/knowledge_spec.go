@@ -68,6 +68,11 @@ type spec struct {
 	// Aliases are other names for the same entry (egrep for grep -E is
 	// not an alias; vdir for ls is).
 	Aliases []string `toml:"aliases"`
+	// ReadsEnv reports that the form prints the process environment
+	// (env, printenv), which holds secrets: it is reported as a read of
+	// /proc/self/environ so that path proofs see it. A wrapper that runs a
+	// command does not print it.
+	ReadsEnv bool `toml:"reads_env"`
 	// EnvAssign lets NAME=VALUE operands precede the command slot (env,
 	// sudo); each name must be in the safe_env list.
 	EnvAssign bool `toml:"env_assign"`
@@ -284,11 +289,15 @@ const (
 	argRequired
 	// argOptional takes a value only when attached (--color=auto, -i.bak).
 	argOptional
+	// argTwo takes the next two words (jq --arg NAME VALUE); the value of
+	// the hit is the second.
+	argTwo
 )
 
 // flagName is the text form of one option and its aliases:
 // "-r|-R|--recursive", "-n|--lines=" (takes an argument), "--color=?"
-// (optional attached argument), "-W*" (any option starting with -W, for
+// (optional attached argument), "--arg=2" (two separate words), "-W*"
+// (any option starting with -W, for
 // the single family), "-#" (any all-digit short option: head -5).
 type flagName struct {
 	text  string
@@ -300,6 +309,9 @@ func (f *flagName) UnmarshalText(b []byte) error {
 	s := string(b)
 	f.text = s
 	switch {
+	case strings.HasSuffix(s, "=2"):
+		f.arg = argTwo
+		s = strings.TrimSuffix(s, "=2")
 	case strings.HasSuffix(s, "=?"):
 		f.arg = argOptional
 		s = strings.TrimSuffix(s, "=?")

@@ -533,12 +533,21 @@ func (r *run) awk(p parsed) {
 			r.fail(why)
 			return
 		}
+		if strings.Contains(w.Value, "ENVIRON") {
+			r.readsEnv()
+		}
+	}
+	access := Read
+	if len(p.values("-i")) > 0 {
+		// -i inplace (the only include the check lets through).
+		access = Overwrite
+		r.rule = append(r.rule, "-i inplace")
 	}
 	for _, f := range files {
 		if isAssignment(f.Value) || f.Value == "-" {
 			continue
 		}
-		r.addPath(f, Read, false)
+		r.addPath(f, access, false)
 	}
 }
 
@@ -724,9 +733,12 @@ func (r *run) gitConfig(p parsed) {
 		switch ops[0].Value {
 		case "list", "get":
 			ops = nil
-		case "set", "unset", "rename-section", "remove-section":
+		case "set", "unset":
 			write = true
-			ops = nil
+			ops = ops[1:]
+		case "rename-section", "remove-section":
+			r.fail("git config " + ops[0].Value + " is not modelled")
+			return
 		case "edit":
 			r.fail("git config edit runs an editor")
 			return
@@ -736,13 +748,23 @@ func (r *run) gitConfig(p parsed) {
 	case p.hasHit("-e"):
 		r.fail("git config --edit runs an editor")
 		return
-	case p.hasHit("--unset", "--unset-all", "--replace-all", "--add", "--rename-section", "--remove-section"):
+	case p.hasHit("--rename-section", "--remove-section"):
+		r.fail("git config section edits are not modelled")
+		return
+	case p.hasHit("--unset", "--unset-all", "--replace-all", "--add"):
 		write = true
 	case p.hasHit("--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--get-color", "--get-colorbool"):
 	case len(ops) >= 2:
 		write = true
 	}
 	if !write {
+		return
+	}
+	// The key written must be one git -c may set too: core.fsmonitor,
+	// core.pager, alias.*, filters and hooks paths make later git
+	// commands run what the value names.
+	if len(ops) > 0 && !r.k.safeGitKey(ops[0].Value) {
+		r.fail("git config " + ops[0].Value + " may make git run code")
 		return
 	}
 	r.rule = append(r.rule, "set")
@@ -832,5 +854,29 @@ func (r *run) ip(p parsed) {
 	}
 	if !inList(ipReads[:], p.ops[1].Value) {
 		r.fail("ip " + p.ops[0].Value + " " + p.ops[1].Value + " is not a read")
+	}
+}
+
+// jq reports a program that reads the environment (env, $ENV).
+func (r *run) jq(p parsed) {
+	prog := ""
+	switch {
+	case p.hasHit("-f"):
+	case len(p.ops) > 0:
+		prog = p.ops[0].Value
+	}
+	if strings.Contains(prog, "env") || strings.Contains(prog, "ENV") {
+		r.readsEnv()
+	}
+}
+
+// ps shows other processes' environments with the BSD e option (ps eww,
+// ps auxe); -e (all processes) is not that.
+func (r *run) ps(p parsed) {
+	for _, w := range p.ops {
+		if !strings.HasPrefix(w.Value, "-") && strings.Contains(w.Value, "e") {
+			r.readsEnv()
+			return
+		}
 	}
 }
