@@ -3,6 +3,7 @@ package parse
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -15,6 +16,12 @@ const maxBraceWords = 256
 // brace expansion (a{b,c} and {1..3}) is purely lexical, so it is done
 // here exactly, and each resulting word is then resolved as any other.
 func resolveArgs(src string, w *syntax.Word) []Word {
+	if !slices.ContainsFunc(w.Parts, func(p syntax.WordPart) bool {
+		l, ok := p.(*syntax.Lit)
+		return ok && strings.IndexByte(l.Value, '{') >= 0
+	}) {
+		return []Word{resolveWord(src, w, modeArg)}
+	}
 	cp := &syntax.Word{Parts: slices.Clone(w.Parts)}
 	if !syntax.SplitBraces(cp) {
 		return []Word{resolveWord(src, w, modeArg)}

@@ -67,6 +67,21 @@ func (b *wordBuf) dynamic(why string) {
 // src is the text w was parsed from, used to render dynamic words.
 func resolveWord(src string, w *syntax.Word, mode wordMode) Word {
 	out := Word{Pos: toPos(w.Pos())}
+	if len(w.Parts) == 1 {
+		// Fast paths: a plain unquoted word, or one in single quotes.
+		switch p := w.Parts[0].(type) {
+		case *syntax.Lit:
+			if !strings.ContainsAny(p.Value, "\\*?[{~\x00") {
+				out.Value, out.Literal = p.Value, true
+				return out
+			}
+		case *syntax.SglQuoted:
+			if !p.Dollar && strings.IndexByte(p.Value, 0) < 0 {
+				out.Value, out.Literal = p.Value, true
+				return out
+			}
+		}
+	}
 	var b wordBuf
 	for _, p := range w.Parts {
 		resolvePart(&b, src, p, false)
