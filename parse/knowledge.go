@@ -22,6 +22,26 @@ var knowledgeFiles embed.FS
 // Knowledge is the compiled command knowledge table: for each command, its
 // option parser, flags, subcommands and operands, and what each does. It is
 // immutable once loaded and safe for concurrent use.
+//
+// What a Classification promises:
+//   - Known is true only when the command, its subcommand, every flag and
+//     every operand position are in the table. Otherwise Why says what was
+//     not, and every label is at its ceiling.
+//   - A program that runs code (RunsCode, or an Exec path) has every label
+//     at its ceiling too: delete, internet, global, irreversible, at least
+//     indirect spend. Known still says exactly what runs, so evidence from
+//     narrowd's own sandbox may narrow it; nothing else should.
+//   - Paths are literal words as written, relative to the working directory
+//     (or to a -C style directory, already joined). "." with an access
+//     stands for the repository or directory a program changes without
+//     naming it (git commit, wget). /proc/self/environ stands for the
+//     process environment (env, printenv, jq env).
+//   - State that is not a path (branches, packages, processes, containers,
+//     services, remote hosts) shows in Mutation, Global, Net and
+//     Irreversible only.
+//   - Wrappers describe themselves; the caller classifies Inner in turn and
+//     carries Wrappers and Privileged inward, and marks the inner paths
+//     recursive when Inner.Recursive is set.
 type Knowledge struct {
 	cmds map[string]*spec
 	// safeEnv are environment names (or NAME* prefixes) that may be set

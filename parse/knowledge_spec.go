@@ -78,8 +78,8 @@ type spec struct {
 	EnvAssign bool `toml:"env_assign"`
 
 	// Filled by compile.
-	name  string   // full rule name, "git log"
-	flags *flagSet // this level's options (plus persistent ones)
+	name   string   // full rule name, "git log"
+	flags  *flagSet // this level's options (plus persistent ones)
 	parent *spec
 }
 

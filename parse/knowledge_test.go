@@ -840,6 +840,52 @@ func TestLoadKnowledgeErrors(t *testing.T) {
 	})
 }
 
+func TestLoadKnowledgeSemantics(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, data, want string
+	}{
+		{name: "unknown-handler", data: "[cmd.x]\nhandler = \"nope\"\n", want: "unknown handler"},
+		{name: "unknown-group", data: "[cmd.x]\nmutation = \"read\"\ngroups = [\"g\"]\n", want: "unknown flag group"},
+		{name: "bad-default-sub", data: "[cmd.x]\nmutation = \"read\"\ndefault_sub = \"y\"\n[cmd.x.sub.z]\nmutation = \"read\"\n", want: "default_sub"},
+		{name: "sub-with-args", data: "[cmd.x]\nmutation = \"read\"\nargs = [\"text\"]\n[cmd.x.sub.z]\nmutation = \"read\"\n", want: "takes no args"},
+		{name: "path-on-bool-flag", data: "[cmd.x]\nmutation = \"read\"\nflag.\"-o\" = { path = \"overwrite\" }\n", want: "need a flag that takes an argument"},
+		{name: "unknown-check", data: "[cmd.x]\nmutation = \"read\"\nflag.\"-o=\" = { check = \"nope\" }\n", want: "unknown check"},
+		{name: "two-repeating-slots", data: "[cmd.x]\nmutation = \"read\"\nargs = [\"read*\", \"text+\"]\n", want: "at most one slot"},
+		{name: "pattern-needs-single", data: "[cmd.x]\nmutation = \"read\"\nflags = [\"-W*\"]\n", want: "needs the single or go parser"},
+		{name: "long-in-posix", data: "[cmd.x]\nparser = \"posix\"\nmutation = \"read\"\nflags = [\"--all\"]\n", want: "does not fit"},
+		{name: "duplicate-command", data: "[cmd.x]\nmutation = \"read\"\naliases = [\"x\"]\n", want: "defined twice"},
+		{name: "unknown-net", data: "[cmd.x]\nmutation = \"read\"\nnet = \"lan\"\n", want: "unknown net"},
+		{name: "unknown-parser", data: "[cmd.x]\nmutation = \"read\"\nparser = \"getopt\"\n", want: "unknown parser"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := LoadKnowledge([]byte(tt.data))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("LoadKnowledge error = %v, want one containing %q", err, tt.want)
+			}
+			if err != nil && !strings.HasPrefix(err.Error(), "knowledge:") {
+				t.Errorf("error %q has no position", err)
+			}
+		})
+	}
+}
+
+func ExampleKnowledge_Classify() {
+	k, err := DefaultKnowledge()
+	if err != nil {
+		panic(err)
+	}
+	c := k.Classify([]Word{
+		{Value: "find", Literal: true}, {Value: ".", Literal: true}, {Value: "-name", Literal: true},
+		{Value: "*.o", Literal: true}, {Value: "-delete", Literal: true},
+	})
+	p := c.Program
+	fmt.Println(p.Known, p.Rule, p.Mutation, p.Paths[0].Access, p.Paths[0].Word.Value, p.Paths[0].Recursive)
+	// Output: true find -delete delete delete . true
+}
+
 func TestLoadKnowledgeSmall(t *testing.T) {
 	t.Parallel()
 	k, err := LoadKnowledge([]byte(`
