@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/narrowd/narrowd/daemon"
@@ -13,7 +14,7 @@ import (
 	"github.com/narrowd/narrowd/rules"
 )
 
-const hookUsage = `hook [--socket PATH] [--timeout DURATION] [--config FILE] [--interactive=true|false] [--agent] AGENT|auto
+const hookUsage = `hook [--socket PATH] [--timeout DURATION] [--config FILE] [--interactive[=false]] [--agent] AGENT|auto
 
 The shim an agent runs before each tool call. It reads the hook payload on
 stdin, asks the daemon, and answers exactly as the agent expects (stdout,
@@ -27,7 +28,12 @@ func runHook(ctx context.Context, e env, args []string) (err error) {
 	socket := fs.String("socket", "", "the daemon's socket (default $XDG_RUNTIME_DIR/narrowd/narrowd.sock)")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the daemon before judging in-process")
 	configPath := fs.String("config", "", "config file, read only to find the socket or to judge in-process")
-	interactive := fs.String("interactive", "", "true when a person answers the agent's prompts (default: the daemon's setting)")
+	var inter *bool
+	fs.BoolFunc("interactive", "a person answers the agent's prompts, so ask may be sent as ask (default: the daemon's setting)", func(v string) error {
+		b, err := strconv.ParseBool(v)
+		inter = &b
+		return err
+	})
 	pos, perr := parseInterleaved(fs, args)
 	if perr != nil {
 		if errors.Is(perr, flag.ErrHelp) {
@@ -45,12 +51,6 @@ func runHook(ctx context.Context, e env, args []string) (err error) {
 	case name == "":
 		name = "auto"
 	}
-	var inter *bool
-	if *interactive != "" {
-		b := *interactive == "true" || *interactive == "1"
-		inter = &b
-	}
-
 	defer func() {
 		if p := recover(); p != nil {
 			err = writeReply(e, agent.Fail(name, rules.Call{}, "narrowd hit an internal error"))
