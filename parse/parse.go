@@ -422,6 +422,12 @@ func (w *walker) decl(c *syntax.DeclClause, pos syntax.Pos) {
 					w.unproven(a.Value.Pos(), whyIntegerVar)
 				}
 			}
+			if eq := assignPrefix([]byte(x.Value)); x.Literal && eq > 0 {
+				// A quoted assignment ("PATH=/x") is still one to
+				// the builtin, which reads its arguments at run time.
+				name := strings.TrimSuffix(x.Value[:eq], "+")
+				cmd.Env = append(cmd.Env, Assign{Name: name, Value: Word{Value: x.Value[eq+1:], Literal: true, Pos: x.Pos}, Pos: x.Pos})
+			}
 			cmd.Argv = append(cmd.Argv, x)
 			continue
 		}
