@@ -286,16 +286,16 @@ func (r *run) shell(s *spec, args []Word) {
 // sed checks sed's program: w and W and s///w write files, r and R read
 // them, e and s///e run commands.
 func (r *run) sed(p parsed) {
+	// The file operands were read (or, with -i, overwritten) by their
+	// slots; only the program is left to check.
 	scripts := p.values("-e")
-	files := p.ops
 	if len(scripts) == 0 {
 		if len(p.ops) == 0 {
 			r.fail("sed without a program")
 			return
 		}
-		scripts, files = p.ops[:1], p.ops[1:]
+		scripts = p.ops[:1]
 	}
-	_ = files
 	var texts []string
 	for _, w := range scripts {
 		texts = append(texts, w.Value)
