@@ -571,6 +571,7 @@ func TestClassifyToolchains(t *testing.T) {
 		{name: "go-test-runs-code", cmd: "go test ./... -run TestX -count=1", known: true, code: "y", mut: "delete"},
 		{name: "go-test-args-stop", cmd: "go test -v ./x -args -frob", known: true, code: "y"},
 		{name: "go-build-output", cmd: "go build -o bin/app ./cmd/app", known: true, code: "y", paths: "overwrite bin/app"},
+		{name: "go-stops-at-first-operand", cmd: "go build ./x -o y", known: true, paths: "-"},
 		{name: "go-flag-double-dash", cmd: "go build --trimpath ./...", known: true},
 		{name: "go-toolexec", cmd: "go build -toolexec=x ./...", known: false, why: "toolexec"},
 		{name: "go-vet", cmd: "go vet ./...", known: true, code: "y"},
@@ -742,19 +743,29 @@ func TestTableSize(t *testing.T) {
 	t.Logf("%d command names, %d modelled", len(k.Commands()), known)
 }
 
-// TestTableAudit walks every command and subcommand: each unknown-flag
-// probe must keep the ceiling, and each --help alone must not crash.
+// TestTableAudit walks every command and subcommand: an option the table
+// does not list must keep the ceiling wherever the parser reads options.
 func TestTableAudit(t *testing.T) {
 	t.Parallel()
 	k := mustKnowledge(t)
-	for _, name := range k.Commands() {
-		c := k.Classify(argv(name + " --definitely-not-a-flag-xyz"))
-		if c.Program.Known {
-			// Parsers without options take any word as an operand.
-			if s := k.cmds[name]; s.Parser != famNone && s.Handler == "" && len(s.Sub) == 0 {
-				t.Errorf("%s accepts an unknown flag", name)
+	var walk func(path []string, s *spec)
+	walk = func(path []string, s *spec) {
+		line := strings.Join(path, " ") + " --definitely-not-a-flag-xyz"
+		c := k.Classify(argv(line))
+		if c.Program.Known && s.Parser != famNone && s.Handler == "" {
+			t.Errorf("%s: Known", line)
+		}
+		if !c.Program.Known && c.Program.Why == "" {
+			t.Errorf("%s: unknown without Why", line)
+		}
+		for name, sub := range s.Sub {
+			if !slices.Contains(sub.Aliases, name) {
+				walk(append(slices.Clone(path), name), sub)
 			}
 		}
+	}
+	for _, name := range k.Commands() {
+		walk([]string{name}, k.cmds[name])
 	}
 }
 
