@@ -126,3 +126,16 @@ func BenchmarkSocketRoundTrip(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHandleParallel is decisions per second with many calls in
+// flight: the audit log's group commit shares one fsync among them.
+func BenchmarkHandleParallel(b *testing.B) {
+	d := startDaemon(b, nil)
+	p := mcpCall("b5")
+	b.SetParallelism(64)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			d.Handle("claude", p, "bench", agent.Options{})
+		}
+	})
+}
