@@ -162,6 +162,9 @@ func (z *analyzer) command(c *Command, fr frame) {
 	if name := assignsCodeEnv(c.Argv); name != "" {
 		z.unproven(c.Pos, envRunsCodeStart+name+envRunsCodeEnd)
 	}
+	if w, ok := evaluatesSubscript(c.Argv); ok {
+		z.unproven(w.Pos, whyArith)
+	}
 	z.argv(c.Argv, c.Pos, fr, paths, net)
 }
 
@@ -407,6 +410,56 @@ func assignsCodeEnv(argv []Word) string {
 		}
 	}
 	return ""
+}
+
+// evaluatesSubscript finds a builtin argument that bash evaluates as
+// arithmetic: a variable name with a subscript (read 'a[$(cmd)]', unset,
+// printf -v, test -v, mapfile, getopts, wait -p), and any argument of let
+// that is not a number. Such a subscript runs the code in it.
+func evaluatesSubscript(argv []Word) (Word, bool) {
+	i := 0
+	for i < len(argv) && argv[i].Literal && (argv[i].Value == "builtin" || argv[i].Value == "command") {
+		i++
+	}
+	if i >= len(argv) || !argv[i].Literal {
+		return Word{}, false
+	}
+	args := argv[i+1:]
+	switch argv[i].Value {
+	case "let":
+		for _, w := range args {
+			if w.Literal && strings.Trim(w.Value, "0123456789") != "" {
+				return w, true
+			}
+		}
+	case "read", "mapfile", "readarray", "getopts", "unset", "wait":
+		for _, w := range args {
+			if w.Literal && strings.ContainsRune(w.Value, '[') {
+				return w, true
+			}
+		}
+	case "printf", "test", "[":
+		for j, w := range args {
+			if !w.Literal || !strings.HasPrefix(w.Value, "-") {
+				continue
+			}
+			name := ""
+			switch {
+			case argv[i].Value == "printf" && strings.HasPrefix(w.Value, "-v"):
+				name = w.Value[2:]
+			case w.Value == "-v" || w.Value == "-R":
+			default:
+				continue
+			}
+			if name == "" && j+1 < len(args) && args[j+1].Literal {
+				name = args[j+1].Value
+			}
+			if strings.ContainsRune(name, '[') {
+				return w, true
+			}
+		}
+	}
+	return Word{}, false
 }
 
 // joinScripts joins the words of one script slot (eval a b, watch a b)

@@ -89,6 +89,14 @@ var analyzeTests = []struct {
 	{name: "printf-v-ifs", src: "printf -v IFS %s x", programs: []string{"printf"}, unproven: []string{"environment variable IFS can run code"}},
 	{name: "read-harmless", src: "read -r line < f", programs: []string{"read read:f"}},
 	{name: "for-path", src: "for PATH in /tmp; do ls; done", programs: []string{"ls"}, unproven: []string{"environment variable PATH can run code"}},
+	{name: "subscript-read", src: `read 'a[$(id)]' < f`, programs: []string{"read read:f"}, unproven: []string{"arithmetic"}},
+	{name: "subscript-unset", src: `unset 'a[$(id)]'`, programs: []string{"unset"}, unproven: []string{"arithmetic"}},
+	{name: "subscript-printf-v", src: `printf -v 'a[$(id)]' x`, programs: []string{"printf"}, unproven: []string{"arithmetic"}},
+	{name: "subscript-test-v", src: `test -v 'a[$(id)]' && [ -v 'b[1]' ]`, programs: []string{"test", "["}, unproven: []string{"arithmetic", "arithmetic"}},
+	{name: "subscript-let-builtin", src: `builtin let 'a[$(id)]=1'`, programs: []string{"builtin"}, unproven: []string{"arithmetic"}},
+	{name: "subscript-declare-quoted", src: `declare 'a[$(id)]=1'`, programs: []string{"declare"}, unproven: []string{"arithmetic"}},
+	{name: "subscript-printf-format", src: `printf '[%s]
+' x`, programs: []string{"printf"}},
 	{name: "nameref", src: "declare -n r=PATH; r=/x", programs: []string{"declare"}, unproven: []string{"nameref"}},
 
 	// Functions.

@@ -422,6 +422,10 @@ func (w *walker) decl(c *syntax.DeclClause, pos syntax.Pos) {
 					w.unproven(a.Value.Pos(), whyIntegerVar)
 				}
 			}
+			if x.Literal && !strings.HasPrefix(x.Value, "-") && strings.ContainsRune(x.Value, '[') {
+				// declare 'a[$(cmd)]=1': the subscript is evaluated.
+				w.unproven(a.Value.Pos(), whyArith)
+			}
 			if eq := assignPrefix([]byte(x.Value)); x.Literal && eq > 0 {
 				// A quoted assignment ("PATH=/x") is still one to
 				// the builtin, which reads its arguments at run time.
