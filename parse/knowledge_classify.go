@@ -34,9 +34,6 @@ type run struct {
 
 	// dir is the directory relative operands resolve against (git -C).
 	dir *Word
-	// hitBuf and opBuf back the common case without allocating.
-	hitBuf [6]hit
-	opBuf  [6]Word
 	// flagPaths counts the paths that came from flag arguments, which a
 	// later -C must not silently re-anchor.
 	relFlagPath bool
@@ -535,7 +532,7 @@ func restIndex(slots []slot) int {
 
 // parse splits args by the spec's option parser family.
 func (r *run) parse(s *spec, args []Word) parsed {
-	p := parsed{sub: -1, slots: s.Args, hits: r.hitBuf[:0], ops: r.opBuf[:0]}
+	p := parsed{sub: -1, slots: s.Args}
 	fs := s.flags
 	fam := s.Parser
 	permute := fam.permutes()
