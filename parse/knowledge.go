@@ -283,6 +283,13 @@ func (s *spec) compile(names []string, parent *spec, groups map[string][]flagNam
 	}
 	slices.Sort(fs.longs)
 	s.flags = fs
+	for _, want := range s.SafeWith {
+		for _, n := range strings.Split(want, "|") {
+			if def := fs.lookupExact(n); def == nil || def.eff != nil || def.canon != n {
+				return bad("safe_with %q must name harmless flags by their first names", want)
+			}
+		}
+	}
 	subs := make([]string, 0, len(s.Sub))
 	for n := range s.Sub {
 		subs = append(subs, n)

@@ -153,10 +153,11 @@ func (r *run) spec(s *spec, args []Word) {
 		// --help, --version: prints and exits before anything else.
 		return
 	}
+	runsCode := s.RunsCode && !safeWith(s, p)
 	if readMode {
-		r.raise(lvlRead, s.Net, finUnset, s.RunsCode, false, false, s.Privileged)
+		r.raise(lvlRead, s.Net, finUnset, runsCode, false, false, s.Privileged)
 	} else {
-		r.raise(s.Mutation, s.Net, s.Financial, s.RunsCode, s.Global, s.Irreversible, s.Privileged)
+		r.raise(s.Mutation, s.Net, s.Financial, runsCode, s.Global, s.Irreversible, s.Privileged)
 	}
 	if s.Unknown != "" {
 		r.fail(s.Unknown)
@@ -229,6 +230,25 @@ func (r *run) spec(s *spec, args []Word) {
 			}
 		}
 	}
+}
+
+// safeWith reports whether every option of s.SafeWith was given.
+func safeWith(s *spec, p parsed) bool {
+	if len(s.SafeWith) == 0 {
+		return false
+	}
+	for _, want := range s.SafeWith {
+		found := false
+		for _, h := range p.hits {
+			if !h.negated && slices.Contains(strings.Split(want, "|"), h.def.canon) {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 func maxOpt(a, b optAccess) optAccess {

@@ -33,6 +33,12 @@ type spec struct {
 	Financial    financial `toml:"financial"`
 	Irreversible bool      `toml:"irreversible"`
 	Privileged   bool      `toml:"privileged"`
+	// SafeWith lists options that, all given together, remove the
+	// command's own runs_code: git diff --cached --no-ext-diff
+	// --no-textconv cannot reach a driver or the worktree. Each entry is
+	// a flag name with | alternatives. Flags that run code themselves
+	// keep doing so.
+	SafeWith []string `toml:"safe_with"`
 	// Recursive marks every path operand recursive.
 	Recursive bool `toml:"recursive"`
 	// Cwd is the access to the working directory (or the directory a -C
