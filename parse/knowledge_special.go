@@ -880,3 +880,60 @@ func (r *run) ps(p parsed) {
 		}
 	}
 }
+
+// setLetters are set's one-letter options that only change error
+// handling, tracing, job control or file creation.
+const setLetters = "euxvfCETabmnhP"
+
+// setOptions are the set -o and shopt names allowed, for the same reason.
+var setOptions = [...]string{
+	"errexit", "nounset", "pipefail", "xtrace", "verbose", "noglob", "noclobber",
+	"errtrace", "functrace", "allexport", "noexec", "notify", "monitor", "hashall",
+	"physical", "nullglob", "failglob", "dotglob", "globstar", "nocaseglob",
+	"nocasematch", "lastpipe", "inherit_errexit",
+}
+
+// set checks set and shopt words (see setLetters and setOptions).
+func (r *run) set(p parsed) {
+	words := p.ops
+	if len(words) == 0 {
+		if r.prog.Name == "set" {
+			r.readsEnv()
+		}
+		return
+	}
+	shopt := r.prog.Name == "shopt"
+	for i := 0; i < len(words); i++ {
+		w := words[i].Value
+		if shopt {
+			switch {
+			case w == "-s" || w == "-u" || w == "-q" || w == "-p":
+			case inList(setOptions[:], w):
+			default:
+				r.fail("shopt " + w + " is not modelled")
+				return
+			}
+			continue
+		}
+		if len(w) < 2 || (w[0] != '-' && w[0] != '+') || w == "--" {
+			r.fail("set changes positional parameters")
+			return
+		}
+		for j := 1; j < len(w); j++ {
+			c := w[j]
+			switch {
+			case c == 'o':
+				if i+1 < len(words) {
+					i++
+					if !inList(setOptions[:], words[i].Value) {
+						r.fail("set -o " + words[i].Value + " is not modelled")
+						return
+					}
+				}
+			case strings.IndexByte(setLetters, c) < 0:
+				r.fail("set -" + string(rune(c)) + " is not modelled")
+				return
+			}
+		}
+	}
+}
