@@ -8,7 +8,7 @@ import (
 
 // handlerNames are the handlers a spec may name; each is Go code in
 // knowledge_special.go for a language the table cannot describe.
-var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "ssh", "builtin", "ip", "jq", "ps", "set"}
+var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "ssh", "builtin", "ip", "jq", "ps", "set", "export"}
 
 // checkNames are the validators a flag's value may be given.
 var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode", "awk-include"}
@@ -221,6 +221,8 @@ func (r *run) spec(s *spec, args []Word) {
 		r.ps(p)
 	case "set":
 		r.set(p)
+	case "export":
+		r.export(p)
 	case "ssh":
 		// OpenSSH reads options after the host too (ssh host -o
 		// ProxyCommand=…); an option-like word there is not provably

@@ -937,3 +937,18 @@ func (r *run) set(p parsed) {
 		}
 	}
 }
+
+// export allows NAME=VALUE and NAME for safe_env names, and -p.
+func (r *run) export(p parsed) {
+	if len(p.ops) == 0 || (len(p.ops) == 1 && p.ops[0].Value == "-p") {
+		r.readsEnv()
+		return
+	}
+	for _, w := range p.ops {
+		name, _, _ := strings.Cut(w.Value, "=")
+		if !isAssignment(name+"=") || !r.k.safeEnvName(name) {
+			r.fail("export " + name + " changes what later programs run")
+			return
+		}
+	}
+}
