@@ -39,6 +39,8 @@ func stricterThanBash(err error) string {
 		{"unclosed here-document", "bash accepts a here-document ended by end of file, with a warning"},
 		{"cannot negate a command multiple times", "bash accepts ! ! cmd"},
 		{"without matching `[` with `]`", "bash parses subscripts only at run time"},
+		{"carriage return in script", "the parser reads a carriage return as a blank, bash as part of a word"},
+		{"nul byte in script", "bash drops a NUL from a file and stops at one in -c text"},
 	} {
 		if strings.Contains(msg, c.substr) {
 			return c.why
@@ -304,4 +306,45 @@ func TestBashBraces(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzBashValues compares the words Parse calls literal with what bash
+// passes to printf. bash only ever sees a printf command whose every word
+// Parse proved literal, in a restricted shell with no PATH in a temporary
+// directory, so a wrong proof shows up as a mismatch, not as damage.
+func FuzzBashValues(f *testing.F) {
+	for _, tc := range wordTests {
+		f.Add(tc.src)
+	}
+	for _, tc := range braceTests {
+		f.Add(tc.src)
+	}
+	f.Fuzz(func(t *testing.T, words string) {
+		bash := needBash(t)
+		src := "printf '%s\\0' " + words
+		s, err := Parse(src)
+		if err != nil || len(s.Commands) != 1 || len(s.Commands[0].Argv) < 3 || len(s.Commands[0].Redirs) > 0 || len(s.Commands[0].Env) > 0 {
+			return
+		}
+		var want []string
+		for _, w := range s.Commands[0].Argv[2:] {
+			if !w.Literal {
+				return
+			}
+			want = append(want, w.Value)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bash, "--norc", "--noprofile", "-r", "-c", src)
+		cmd.Dir = t.TempDir()
+		cmd.Env = []string{"LC_ALL=C.UTF-8", "PATH=/nonexistent", "HOME=/nonexistent"}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bash on %q: %v", src, err)
+		}
+		got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+		if !slices.Equal(got, want) {
+			t.Fatalf("bash passes %q for %s, Parse says %q", got, words, want)
+		}
+	})
 }

@@ -43,6 +43,10 @@ func resolveArgs(src string, w *syntax.Word) []Word {
 			out = append(out, Word{Value: sourceText(src, w), Why: b.why, Pos: toPos(w.Pos())})
 			continue
 		}
+		if len(b.val) == 0 && !slices.ContainsFunc(parts, quotedPart) {
+			// An unquoted empty word is removed: x{,} is one word.
+			continue
+		}
 		out = append(out, Word{Value: string(b.val), Literal: true, Pos: toPos(w.Pos())})
 	}
 	return out
@@ -158,4 +162,12 @@ func stripMinus(s string) string {
 		return s[1:]
 	}
 	return s
+}
+
+func quotedPart(p syntax.WordPart) bool {
+	switch p.(type) {
+	case *syntax.SglQuoted, *syntax.DblQuoted:
+		return true
+	}
+	return false
 }

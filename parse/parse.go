@@ -86,12 +86,18 @@ type Redirect struct {
 // would run. It never expands or runs anything. A syntax error is an
 // [*Error].
 func Parse(src string) (*Script, error) {
-	if i := strings.IndexByte(src, 0); i >= 0 {
+	if i := strings.IndexAny(src, "\x00\r"); i >= 0 {
 		// bash -c ends the text at a NUL and bash refuses it in a
-		// file: what would run is not what is written.
+		// file; the parser reads a carriage return as a blank where
+		// bash keeps it in the word. Either way what would run is not
+		// what the parser sees.
 		line := 1 + strings.Count(src[:i], "\n")
 		col := i - strings.LastIndexByte(src[:i], '\n')
-		return nil, &Error{Pos: Pos{Line: line, Col: col}, Text: "nul byte in script"}
+		what := "nul byte"
+		if src[i] == '\r' {
+			what = "carriage return"
+		}
+		return nil, &Error{Pos: Pos{Line: line, Col: col}, Text: what + " in script"}
 	}
 	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
 	f, err := p.Parse(strings.NewReader(src), "")

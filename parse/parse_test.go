@@ -194,6 +194,8 @@ var parseTests = []struct {
 	{name: "error-if-empty-then", src: "if true; then fi", err: true},
 	{name: "error-empty-group", src: "{ }", err: true},
 	{name: "error-double-semicolon", src: "echo ;;", err: true},
+	{name: "error-carriage-return", src: "cat README.md\r; rm -rf ~", err: true},
+	{name: "error-nul", src: "cat \"a\x00b\"", err: true},
 
 	// Stricter than bash -n, which checks these only when it runs them
 	// (see stricterThanBash).

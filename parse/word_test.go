@@ -111,6 +111,9 @@ var braceTests = []struct {
 	{name: "with-tilde", src: `{~,x}`, why: "tilde expansion"},
 	{name: "with-param", src: `{a,$x}`, why: "parameter expansion"},
 	{name: "unclosed", src: `{a,b`, words: []string{"{a,b"}},
+	{name: "empty-removed", src: `{a,}`, words: []string{"a"}},
+	{name: "empty-quoted-kept", src: `{,}''`, words: []string{"", ""}},
+	{name: "empty-sequence-word", src: `{.0..0,}`, words: []string{".0..0"}},
 	{name: "dollar-brace-quoted", src: `\${a,b}`, words: []string{"$a", "$b"}},
 }
 
