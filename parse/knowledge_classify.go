@@ -397,7 +397,8 @@ func (r *run) operands(s *spec, p parsed, recursive bool, retarget optAccess) {
 			r.wrapper = s.name
 		}
 		if last.kind == slotCmd {
-			r.inner = append(r.inner, Inner{Argv: p.rest})
+			// A copy: the caller may rewrite the inner words.
+			r.inner = append(r.inner, Inner{Argv: slices.Clone(p.rest)})
 		} else {
 			vals := make([]string, len(p.rest))
 			for i, w := range p.rest {
