@@ -268,6 +268,10 @@ func TestClassifyCoreutils(t *testing.T) {
 		{name: "gzip-keep", cmd: "gzip -k f", known: true, mut: "create", paths: "create f"},
 		{name: "gzip-stdout", cmd: "gzip -c f", known: true, mut: "read", paths: "read f"},
 		{name: "gunzip-list", cmd: "gunzip -l f.gz", known: true, mut: "read"},
+		{name: "envsubst-env", cmd: "envsubst", known: true, paths: "read /proc/self/environ"},
+		{name: "dos2unix-in-place", cmd: "dos2unix a.txt", known: true, paths: "overwrite a.txt"},
+		{name: "bat-plain", cmd: "bat -p --paging=never a.go", known: true, paths: "read a.go"},
+		{name: "rename-perl", cmd: "rename 's/a/b/' *.txt", known: false},
 		{name: "zcat-reads", cmd: "zcat a.gz", known: true, paths: "read a.gz"},
 	})
 }
