@@ -259,7 +259,10 @@ func TestGracefulShutdownAnswersInFlight(t *testing.T) {
 }
 
 func TestConcurrentCallsBothListeners(t *testing.T) {
-	d := startDaemon(t, nil)
+	// Generous limits: under the race detector on a small machine a
+	// thousand calls in flight take many seconds; this test is about
+	// every call being answered and recorded, not about speed.
+	d := startDaemon(t, func(c *Config) { c.AuditTimeout = time.Minute })
 	const n = 1000
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -270,12 +273,13 @@ func TestConcurrentCallsBothListeners(t *testing.T) {
 		failures = append(failures, fmt.Sprintf(f, a...))
 		mu.Unlock()
 	}
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 100, MaxConnsPerHost: 100}}
+	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 100, MaxConnsPerHost: 100}}
 	for i := range n {
 		wg.Go(func() {
 			session := fmt.Sprintf("s%d", i%37)
 			if i%2 == 0 {
-				env, err := d.client().Hook(context.Background(), "claude", mcpCall(session), nil)
+				c := &Client{Socket: d.socket, Timeout: time.Minute}
+				env, err := c.Hook(context.Background(), "claude", mcpCall(session), nil)
 				if err != nil {
 					fail("socket %d: %v", i, err)
 					return
