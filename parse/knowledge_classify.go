@@ -11,7 +11,7 @@ import (
 var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "ssh", "builtin", "ip", "jq", "ps", "set", "export"}
 
 // checkNames are the validators a flag's value may be given.
-var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode", "awk-include"}
+var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode", "awk-include", "curl-writeout"}
 
 // run accumulates one classification.
 type run struct {
@@ -315,8 +315,15 @@ func (r *run) applyHit(s *spec, h hit) {
 			r.fail("git -c " + v.Value + " may run code")
 		}
 	case "http-method":
+		// Any other method asks an arbitrary server to change state.
 		if m := strings.ToUpper(v.Value); m != "GET" && m != "HEAD" && m != "OPTIONS" {
 			r.irreversible = true
+			r.mut = max(r.mut, lvlDelete)
+		}
+	case "curl-writeout":
+		// curl 8.3's %output{file} in -w writes a file.
+		if strings.Contains(v.Value, "%output{") {
+			r.fail("curl -w %output writes a file")
 		}
 	case "awk-include":
 		if v.Value != "inplace" && v.Value != "inplace.awk" {
@@ -577,6 +584,10 @@ func (r *run) parse(s *spec, args []Word) parsed {
 		if !done && a == "--" && fam != famSingle {
 			done = true
 			continue
+		}
+		if s.ResponseFiles && strings.HasPrefix(a, "@") {
+			r.fail(s.name + " " + a + " reads more arguments from a file")
+			return p
 		}
 		isOpt := !done && len(a) > 1 && a[0] == '-'
 		if !isOpt {

@@ -79,6 +79,9 @@ type spec struct {
 	// /proc/self/environ so that path proofs see it. A wrapper that runs a
 	// command does not print it.
 	ReadsEnv bool `toml:"reads_env"`
+	// ResponseFiles marks tools that read more arguments from @file
+	// (gcc, rustc): such a word is unknown.
+	ResponseFiles bool `toml:"response_files"`
 	// EnvAssign lets NAME=VALUE operands precede the command slot (env,
 	// sudo); each name must be in the safe_env list.
 	EnvAssign bool `toml:"env_assign"`

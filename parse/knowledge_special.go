@@ -819,6 +819,14 @@ func (r *run) builtin(p parsed) {
 	}
 	var assigned []Word
 	switch name {
+	case "jobs", "wait":
+		// jobs -x runs a command; wait -p assigns a variable.
+		for _, w := range words {
+			if strings.HasPrefix(w.Value, "-") && strings.ContainsAny(w.Value, "xp") {
+				r.fail(name + " " + w.Value + " is not modelled")
+				return
+			}
+		}
 	case "printf":
 		if len(p.ops) > 0 && strings.HasPrefix(p.ops[0].Value, "-v") {
 			r.fail("printf -v assigns a variable")
@@ -864,6 +872,10 @@ func (r *run) jq(p parsed) {
 	case p.hasHit("-f"):
 	case len(p.ops) > 0:
 		prog = p.ops[0].Value
+	}
+	if r.prog.Name == "yq" && strings.Contains(prog, "load") {
+		r.fail("yq load reads other files")
+		return
 	}
 	if strings.Contains(prog, "env") || strings.Contains(prog, "ENV") {
 		r.readsEnv()
