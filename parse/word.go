@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -140,6 +141,11 @@ func resolvePart(b *wordBuf, src string, p syntax.WordPart, quoted bool) {
 	case *syntax.CmdSubst:
 		b.dynamic(whyCmdSubst)
 	case *syntax.ArithmExp:
+		// Constants only: $((60*5)) is exactly 300.
+		if v, ok := constArith(p.X); ok && !p.Unsigned {
+			b.addString(strconv.FormatInt(v, 10), false)
+			break
+		}
 		b.dynamic(whyArithExp)
 	case *syntax.ProcSubst:
 		b.dynamic(whyProcSubst)
