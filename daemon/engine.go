@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/narrowd/narrowd/parse"
@@ -137,6 +138,9 @@ func (e *Engine) Judge(call rules.Call, sess rules.Session) (v rules.Verdict) {
 
 	in.Ceiling, in.Narrowed, in.Evidence = &ceiling, &narrowed, v.Evidence
 	v.Decision = e.finish(e.profile.Decide(in))
+	if v.Decision.Outcome != rules.Allow {
+		v.Decision.Reason += findings(v.Evidence)
+	}
 
 	atCeiling := in
 	atCeiling.Narrowed, atCeiling.Evidence = &ceiling, nil
@@ -153,6 +157,38 @@ func (e *Engine) finish(d rules.Decision) rules.Decision {
 		d.Reason += " (narrowd's sandbox is not available, so a person must approve)"
 	}
 	return d
+}
+
+// findings names what kept a call from narrowing, so that the person and
+// the agent see why, not only which rule asked.
+func findings(ev []rules.Evidence) string {
+	var parts []string
+	for _, e := range ev {
+		switch e.Kind {
+		case "parse-error", "unproven", "unknown-command", "privileged", "runs-code",
+			"path-outside", "sensitive-name", "sensitive-word", "link-escape",
+			"git-config-runs-code", "network-redirect", "pattern-escapes", "missing-argument":
+		default:
+			continue
+		}
+		part := e.Kind + ": " + e.Subject
+		if e.Kind == "path-outside" || e.Kind == "parse-error" || e.Kind == "link-escape" || e.Kind == "git-config-runs-code" {
+			part = e.Kind + ": " + e.Detail
+		}
+		if len(part) > 160 {
+			part = part[:160] + "…"
+		}
+		if !slices.Contains(parts, part) {
+			parts = append(parts, part)
+		}
+		if len(parts) == 3 {
+			break
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " [narrowd found: " + strings.Join(parts, "; ") + "]"
 }
 
 // resolve finds the catalog entry for a call and its key. MCP tools are
