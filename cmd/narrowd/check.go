@@ -206,4 +206,3 @@ func runProfile(ctx context.Context, e env, args []string) error {
 	fmt.Fprintf(e.stdout, "%s: ok\n", args[1])
 	return nil
 }
-
