@@ -262,7 +262,7 @@ func TestConcurrentCallsBothListeners(t *testing.T) {
 	// Generous limits: under the race detector on a small machine a
 	// thousand calls in flight take many seconds; this test is about
 	// every call being answered and recorded, not about speed.
-	d := startDaemon(t, func(c *Config) { c.AuditTimeout = time.Minute })
+	d := startDaemon(t, func(c *Config) { c.AuditTimeout, c.ReadTimeout = time.Minute, time.Minute })
 	const n = 1000
 	var wg sync.WaitGroup
 	var mu sync.Mutex
