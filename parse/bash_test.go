@@ -353,3 +353,27 @@ func FuzzBashValues(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAnalyzeCorpus analyzes every command of the shared corpus with
+// the real table, one per iteration.
+func BenchmarkAnalyzeCorpus(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "corpus", "commands.jsonl"))
+	if err != nil {
+		b.Skip("no corpus")
+	}
+	var cmds []string
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var e corpusEntry
+		if json.Unmarshal(line, &e) == nil && e.Command != "" {
+			cmds = append(cmds, e.Command)
+		}
+	}
+	k, err := DefaultKnowledge()
+	if err != nil {
+		b.Skipf("DefaultKnowledge: %v", err)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		Analyze(cmds[i%len(cmds)], k)
+	}
+}
