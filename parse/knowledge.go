@@ -247,7 +247,7 @@ func (s *spec) compile(names []string, parent *spec, groups map[string][]flagNam
 			return &compileError{key: append(slices.Clone(key), "flag", n), msg: fmt.Sprintf("unknown check %q", eff.Check)}
 		}
 		pattern := strings.HasSuffix(n, "*")
-		if (eff.Path.set || eff.AtPath.set || eff.Dir || eff.Check != "") && fn.arg == argNone && !pattern {
+		if (eff.Path.set || eff.AtPath.set || eff.Dir || eff.Into || eff.Check != "") && fn.arg == argNone && !pattern {
 			return &compileError{key: append(slices.Clone(key), "flag", n), msg: "path, at_path, dir and check need a flag that takes an argument"}
 		}
 		if err := addAll(fn, eff); err != nil {

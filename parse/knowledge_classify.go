@@ -34,6 +34,8 @@ type run struct {
 
 	// dir is the directory relative operands resolve against (git -C).
 	dir *Word
+	// into is where the Cwd access lands instead of . (unzip -d).
+	into *Word
 	// flagPaths counts the paths that came from flag arguments, which a
 	// later -C must not silently re-anchor.
 	relFlagPath bool
@@ -195,7 +197,10 @@ func (r *run) spec(s *spec, args []Word) {
 	}
 	if cwd.set {
 		dir := Word{Value: ".", Literal: true, Pos: r.prog.Pos}
-		if r.dir != nil {
+		switch {
+		case r.into != nil:
+			dir = *r.into
+		case r.dir != nil:
 			dir = *r.dir
 		}
 		r.paths = append(r.paths, PathArg{Word: dir, Access: cwd.a, Recursive: recursive})
@@ -300,6 +305,16 @@ func (r *run) applyHit(s *spec, h hit) {
 		w := r.resolve(v)
 		r.dir = &w
 		r.addPath(w, Read, false)
+	case e.Into:
+		if !v.Literal || v.Value == "" {
+			r.fail("empty directory for " + h.name)
+			return
+		}
+		w := v
+		r.into = &w
+		if !path.IsAbs(w.Value) {
+			r.relFlagPath = true
+		}
 	case e.Path.set:
 		if v.Value != "-" && h.hasValue {
 			r.flagPath(v, e.Path.a)

@@ -112,6 +112,9 @@ type effect struct {
 	// Dir makes the flag's argument the directory that relative path
 	// operands and Cwd resolve against (git -C, make -C, tar -C).
 	Dir bool `toml:"dir"`
+	// Into makes the flag's argument the directory the command's Cwd
+	// access lands in, without re-anchoring operands (unzip -d, 7z -o).
+	Into bool `toml:"into"`
 	// Args replaces the operand slots.
 	Args []slot `toml:"args"`
 	// HasArgs tells an explicit empty Args from an absent one; set by
@@ -254,8 +257,9 @@ const (
 	// arguments, --long=value or --long value, unambiguous abbreviations,
 	// -- ends options, permutation.
 	famGNU
-	// famPOSIX is getopt: combined short flags, no long options, no
-	// permutation.
+	// famPOSIX is getopt with short options only. glibc's getopt
+	// permutes, so options after operands still count (zip out.zip a -m
+	// deletes); treating them as options is also the safe reading.
 	famPOSIX
 	// famGit is git's parse-options: like GNU, plus --no- negation.
 	famGit
@@ -285,7 +289,9 @@ func (f *family) UnmarshalText(b []byte) error {
 }
 
 // permutes reports the family's default for options after operands.
-func (f family) permutes() bool { return f == famGNU || f == famGit || f == famClap }
+func (f family) permutes() bool {
+	return f == famGNU || f == famGit || f == famClap || f == famPOSIX
+}
 
 // abbreviates reports the family's default for long-option prefixes.
 func (f family) abbreviates() bool { return f == famGNU || f == famGit }
