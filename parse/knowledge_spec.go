@@ -266,8 +266,9 @@ const (
 	// famGo is Go's flag package: -flag or --flag, -flag=value or -flag
 	// value, no combining, stops at the first operand.
 	famGo
-	// famSingle is whole-word options with one dash (find, gcc, java):
-	// no combining; -name=value or -name value; trailing-* patterns.
+	// famSingle is whole-word options with one dash (gcc, openssl, ip):
+	// no combining; -name=value, -name value, -Ipath; trailing-*
+	// patterns; options may follow operands.
 	famSingle
 	// famClap is clap and similar Rust or Node parsers: like GNU without
 	// abbreviations.
@@ -290,7 +291,9 @@ func (f *family) UnmarshalText(b []byte) error {
 
 // permutes reports the family's default for options after operands.
 func (f family) permutes() bool {
-	return f == famGNU || f == famGit || f == famClap || f == famPOSIX
+	// Reading a later word as an option is the safe mistake: missing an
+	// option after an operand (gcc a.c -o out) would hide its effect.
+	return f != famGo && f != famNone
 }
 
 // abbreviates reports the family's default for long-option prefixes.

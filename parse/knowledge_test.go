@@ -660,6 +660,7 @@ func TestClassifyToolchains(t *testing.T) {
 		{name: "make-runs", cmd: "make -j4 test", known: true, code: "y"},
 		{name: "make-C", cmd: "make -C sub all", known: true, code: "y", paths: "read sub"},
 		{name: "gcc-compile", cmd: "gcc -O2 -Wall -o app main.c", known: true, code: "n", paths: "overwrite app; read main.c; create ."},
+		{name: "gcc-output-after-source", cmd: "gcc main.c -o /etc/app", known: true, paths: "overwrite /etc/app; read main.c; create ."},
 		{name: "gcc-plugin", cmd: "gcc -fplugin=x.so a.c", known: false, why: "plugin"},
 		{name: "gcc-include-attached", cmd: "gcc -Iinclude -DX=1 -c a.c", known: true},
 		{name: "gcc-response-file", cmd: "gcc @opts.txt a.c", known: false, why: "reads more arguments"},
