@@ -604,6 +604,12 @@ func safeEnvValue(a Assign) bool {
 // one (VAR=x cmd, export VAR=x, env VAR=x cmd) keeps the ceiling.
 func EnvRunsCode(name string) bool {
 	switch name {
+	case "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",
+		"GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE",
+		"GIT_TERMINAL_PROMPT", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
+		"PYTHONIOENCODING":
+		// Identity, prompts and output buffering: nothing runs.
+		return false
 	case "PATH", "PAGER", "MANPAGER", "MANOPT", "SYSTEMD_PAGER", "EDITOR", "VISUAL",
 		"SUDO_EDITOR", "SYSTEMD_EDITOR", "FCEDIT", "BROWSER", "SHELL",
 		"BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS3", "PS4",
