@@ -80,7 +80,7 @@ func NewMetrics(version string) *Metrics {
 	})
 	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: name("profile_reloads_total"),
-		Help: "Engine rebuilds after a watched file changed, by result (ok, error).",
+		Help: "Engine rebuilds after a watched file changed or SIGHUP, by result (ok, error).",
 	}, []string{"result"})
 	m.auditErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: name("audit_errors_total"),

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/narrowd/narrowd/daemon"
 )
@@ -13,7 +16,8 @@ const serveUsage = `serve [--config FILE] [--socket PATH] [--http 127.0.0.1:PORT
        [--profile NAME|FILE] [--workspace DIR]... [--labels FILE]... [--watch FILE]... [--audit-dir DIR] [--state-dir DIR]
        [--audit-max-size BYTES] [--allow-at-pretool] [--interactive] [--log-level LEVEL]`
 
-// runServe runs the daemon until SIGINT or SIGTERM. Flags override the
+// runServe runs the daemon until SIGINT or SIGTERM; SIGHUP reloads the
+// profile and label files. Flags override the
 // config file ([fileConfig]). Under systemd it takes the socket from
 // socket activation (LISTEN_PID/LISTEN_FDS) and reports READY=1 and
 // STOPPING=1 on $NOTIFY_SOCKET.
@@ -107,6 +111,15 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// SIGHUP rebuilds the engine, like a change to a watched file.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			srv.Reload()
+		}
+	}()
 	serveErr := serveOn(ctx, e, c, srv)
 	return errors.Join(serveErr, srv.Close())
 }
