@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -232,7 +231,10 @@ var builtBinary = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "narrowd")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("no go command to build narrowd: %w", err)
+	}
 	cmd := exec.Command(gobin, "build", "-o", bin, "../cmd/narrowd")
 	out, err := cmd.CombinedOutput()
 	if err != nil {

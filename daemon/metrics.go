@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/narrowd/narrowd/daemon/agent"
@@ -101,8 +102,8 @@ func NewMetrics(version string) *Metrics {
 	m.reloads.WithLabelValues("error")
 	m.reg.MustRegister(m.decisions, m.promptsAvoided, m.avoidedEstimate, m.evidence,
 		m.unlabelled, m.duration, m.reloads, m.auditErrors, m.peerRejections, buildInfo,
-		prometheus.NewGoCollector(),
-		prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

@@ -1,5 +1,0 @@
-package main
-
-import "errors"
-
-var errNotBuilt = errors.New("not built yet")
