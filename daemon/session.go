@@ -47,10 +47,14 @@ type Sessions struct {
 	path string
 	now  func() time.Time
 
-	mu    sync.Mutex
-	m     map[string]*sessionState
-	gone  map[string]bool // incomplete sessions: evicted or with a gap
-	lines int             // lines in the file, for compaction
+	mu   sync.Mutex
+	m    map[string]*sessionState
+	gone map[string]bool // incomplete sessions: evicted or with a gap
+	// pending are gaps known in memory but not yet on disk (their
+	// history write failed); the next append writes them first.
+	pending map[string]bool
+	lines   int // lines in the file, for compaction
+	checked int // lines when compaction was last considered
 
 	jmu sync.RWMutex // held for writing while the file is compacted
 	j   *journal
@@ -96,11 +100,12 @@ func OpenSessions(stateDir string, log *slog.Logger) (*Sessions, error) {
 		return nil, fmt.Errorf("failed to create state directory: %w", err)
 	}
 	s := &Sessions{
-		log:  log,
-		path: filepath.Join(stateDir, sessionsName),
-		now:  time.Now,
-		m:    make(map[string]*sessionState),
-		gone: make(map[string]bool),
+		log:     log,
+		path:    filepath.Join(stateDir, sessionsName),
+		now:     time.Now,
+		m:       make(map[string]*sessionState),
+		gone:    make(map[string]bool),
+		pending: make(map[string]bool),
 
 		maxSessions: maxSessions,
 		maxTools:    maxTools,
@@ -247,18 +252,42 @@ func (s *Sessions) append(h historyLine) error {
 	if err != nil {
 		return fmt.Errorf("failed to encode session history: %w", err)
 	}
+	// Gaps that could not be written before go first, in the same write.
+	s.mu.Lock()
+	var gaps []historyLine
+	var buf []byte
+	for k := range s.pending {
+		agent, id, _ := strings.Cut(k, "\x00")
+		g := historyLine{Agent: agent, Session: id, Gap: true, Time: h.Time}
+		gb, err := json.Marshal(g)
+		if err != nil {
+			continue
+		}
+		gaps = append(gaps, g)
+		buf = append(append(buf, gb...), '\n')
+	}
+	s.mu.Unlock()
+	buf = append(append(buf, b...), '\n')
+
 	// Durable first: history that is in memory but not on disk would be
 	// lost by a crash, and a restarted daemon would then think the
 	// session cleaner than it was.
 	s.jmu.RLock()
-	err = s.j.Append(append(b, '\n'))
+	err = s.j.Append(buf)
 	s.jmu.RUnlock()
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
+	for _, g := range gaps {
+		delete(s.pending, sessionKey(g.Agent, g.Session))
+		s.apply(g)
+	}
 	s.apply(h)
-	due := s.lines%1024 == 0 && s.compactDue()
+	due := s.lines-s.checked >= 1024 && s.compactDue()
+	if s.lines-s.checked >= 1024 {
+		s.checked = s.lines
+	}
 	s.mu.Unlock()
 	if due {
 		s.compactNow()
@@ -362,7 +391,8 @@ func (s *Sessions) compact() error {
 		os.Remove(tmp)
 		return fmt.Errorf("failed to compact session history: %w", err)
 	}
-	s.lines = lines
+	s.lines, s.checked = lines, lines
+	clear(s.pending) // every gap is in the new file
 	return syncDir(filepath.Dir(s.path))
 }
 
@@ -395,11 +425,15 @@ func AppendGap(stateDir, agent, id string) error {
 }
 
 // forget drops a session's history from memory and remembers it as
-// incomplete, for when its history could not be written.
+// incomplete, for when its history could not be written. The gap is
+// written to disk with the next history that can be.
 func (s *Sessions) forget(agent, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := sessionKey(agent, id)
 	delete(s.m, k)
 	s.markGone(k)
+	if len(s.pending) < maxGone {
+		s.pending[k] = true
+	}
 }

@@ -411,3 +411,42 @@ func TestPermissionProtocol(t *testing.T) {
 		t.Errorf("abstain decisions = %v, want 1", got)
 	}
 }
+
+func TestSessionsGapWrittenLater(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenSessions(dir, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Record("claude", "w", "claude/Read", nil)
+	// The disk refuses the next history line: the session is forgotten
+	// in memory at once, and the gap is written with the next line that
+	// can be.
+	good := s.j
+	broken, _ := openJournal(filepath.Join(dir, "other"), 0, nil, nil)
+	broken.Close()
+	s.j = broken
+	if err := s.Record("claude", "w", "claude/WebFetch", []string{ReadsUntrusted}); err == nil {
+		t.Fatal("append to a closed journal succeeded")
+	}
+	s.forget("claude", "w")
+	if s.Get("claude", "w").Known {
+		t.Fatal("session with lost history is known")
+	}
+	s.j = good
+	if err := s.Record("claude", "x", "claude/Read", nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = OpenSessions(dir, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Get("claude", "w").Known {
+		t.Fatal("after a restart the session with lost history reads as known")
+	}
+	if !s.Get("claude", "x").Known {
+		t.Fatal("other session lost")
+	}
+}
