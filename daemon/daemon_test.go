@@ -579,3 +579,24 @@ func TestReloadLabelFiles(t *testing.T) {
 	}
 	t.Fatal("label file change not noticed")
 }
+
+func TestListenRefusesSharedDirectory(t *testing.T) {
+	dir := shortDir(t)
+	os.Chmod(dir, 0o1777)
+	if _, err := Listen(filepath.Join(dir, "n.sock")); err == nil {
+		t.Fatal("Listen accepted a directory others can enter")
+	}
+	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o777 {
+		t.Fatalf("Listen changed a shared directory's mode to %v", fi.Mode().Perm())
+	}
+	// A directory it creates is private.
+	p := filepath.Join(dir, "sub", "n.sock")
+	ln, err := Listen(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	if fi, _ := os.Stat(filepath.Dir(p)); fi.Mode().Perm() != 0o700 {
+		t.Fatalf("created directory mode %v", fi.Mode().Perm())
+	}
+}

@@ -16,10 +16,10 @@ import (
 var ErrRunning = errors.New("a narrowd daemon is already running")
 
 // Listen opens the daemon's Unix socket at path (the safesocket pattern):
-// it creates the directory with mode 0700 (and refuses one that another
-// user owns or others can enter), refuses to start if a live daemon
-// answers on path, removes a stale socket file, listens, and makes the
-// socket 0600.
+// it creates the directory with mode 0700 (and refuses an existing one
+// that another user owns or others can enter), refuses to start if a live
+// daemon answers on path, removes a stale socket file, listens, and makes
+// the socket 0600.
 func Listen(path string) (net.Listener, error) {
 	if path == "" {
 		return nil, errors.New("no socket path")
@@ -61,7 +61,8 @@ func Listen(path string) (net.Listener, error) {
 }
 
 // checkPrivateDir makes sure dir is a directory this user owns that no one
-// else may enter. A directory we own with looser modes is tightened.
+// else may enter. It never changes an existing directory's mode: a
+// shared directory such as /tmp must not be closed to its other users.
 func checkPrivateDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
@@ -78,9 +79,7 @@ func checkPrivateDir(dir string) error {
 		return fmt.Errorf("socket directory %s is owned by uid %d, not %d", dir, st.Uid, os.Getuid())
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("failed to restrict socket directory: %w", err)
-		}
+		return fmt.Errorf("socket directory %s has mode %04o: others could reach the socket; use a directory only you can enter", dir, fi.Mode().Perm())
 	}
 	return nil
 }
