@@ -600,3 +600,20 @@ func TestListenRefusesSharedDirectory(t *testing.T) {
 		t.Fatalf("created directory mode %v", fi.Mode().Perm())
 	}
 }
+
+func TestListenLoopbackOnly(t *testing.T) {
+	ctx := context.Background()
+	for _, addr := range []string{"0.0.0.0:0", "192.0.2.1:8787", "example.com:80", ":8787", "127.0.0.1"} {
+		if ln, err := ListenLoopback(ctx, addr); err == nil {
+			ln.Close()
+			t.Errorf("ListenLoopback(%q) accepted", addr)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0"} {
+		ln, err := ListenLoopback(ctx, addr)
+		if err != nil {
+			t.Fatalf("ListenLoopback(%q): %v", addr, err)
+		}
+		ln.Close()
+	}
+}

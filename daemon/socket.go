@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -85,10 +86,14 @@ func checkPrivateDir(dir string) error {
 }
 
 // ListenLoopback listens on a TCP address that must be a loopback IP
-// literal with a port, such as 127.0.0.1:8787 or [::1]:8787. Names and
-// other addresses are refused: the listeners carry no authentication but
-// the peer's uid, which only loopback lets narrowd see.
+// literal with a port, such as 127.0.0.1:8787 or [::1]:8787;
+// localhost:PORT means 127.0.0.1:PORT. Other names and addresses are
+// refused: the listeners carry no authentication but the peer's uid,
+// which only loopback lets narrowd see.
 func ListenLoopback(ctx context.Context, addr string) (net.Listener, error) {
+	if port, ok := strings.CutPrefix(addr, "localhost:"); ok {
+		addr = "127.0.0.1:" + port
+	}
 	ap, err := netip.ParseAddrPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen address %q: want a loopback IP and port such as 127.0.0.1:8787: %w", addr, err)
