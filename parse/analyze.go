@@ -243,8 +243,15 @@ func (z *analyzer) add(p Program, fr frame) {
 // argv classifies one command and what it wraps. paths and net are the
 // effects of its redirects, which belong to the outermost program.
 func (z *analyzer) argv(argv []Word, pos Pos, fr frame, paths []PathArg, net Net) {
-	for _, w := range argv {
-		if !w.Literal {
+	for i, w := range argv {
+		switch {
+		case w.Glob && i > 0 && (fr.dir.unknown || fr.dir.dirs != nil):
+			// After a cd the pattern matches in another directory
+			// than the one the proofs would check.
+			z.unproven(w.Pos, "glob after cd")
+		case w.Glob && w.GlobOption && i > 0 && !(argv[0].Literal && z.k.OptionsClosed(argv[0].Value)):
+			z.unproven(w.Pos, "glob may expand to an option")
+		case !w.Literal && !(w.Glob && i > 0):
 			z.unproven(w.Pos, w.Why)
 		}
 	}

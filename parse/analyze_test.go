@@ -44,7 +44,9 @@ var analyzeTests = []struct {
 	{name: "pipeline", src: "ls | wc -l", programs: []string{"ls", "wc"}},
 	{name: "dynamic-arg", src: "rm -rf $dir", programs: []string{"rm"}, unproven: []string{"parameter expansion"}},
 	{name: "dynamic-name", src: "$cmd -x", programs: []string{"$cmd"}, unproven: []string{"parameter expansion"}},
-	{name: "glob-arg", src: "rm *.o", programs: []string{"rm"}, unproven: []string{"glob"}},
+	{name: "glob-arg", src: "rm *.o", programs: []string{"rm delete:{glob}"}, unproven: []string{"glob may expand to an option"}},
+	{name: "glob-quoted-meta", src: "cat 'a*'b*", programs: []string{"cat"}, unproven: []string{"glob"}},
+	{name: "glob-dotdot", src: "cat ../*.go", programs: []string{"cat"}, unproven: []string{"glob"}},
 	{name: "parse-error", src: "echo 'x", err: true},
 
 	// Redirects.

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -46,16 +47,33 @@ func checkAnalysis(t *testing.T, src string, a *Analysis) {
 		}
 	}
 	if a.Proven() {
+		// The only dynamic words a proven analysis may hold are safe
+		// globs: never the command name, never able to become an
+		// option, never climbing out with "..".
+		checkGlob := func(w Word, what string) {
+			switch {
+			case w.Literal:
+			case !w.Glob:
+				t.Fatalf("Analyze(%q) is proven with dynamic %s %q", src, what, w.Value)
+			case w.Value == "":
+				t.Fatalf("Analyze(%q): empty glob", src)
+			case strings.ContainsAny(w.Value[:1], "*?[") != w.GlobOption:
+				t.Fatalf("Analyze(%q): glob %q GlobOption=%v", src, w.Value, w.GlobOption)
+			case w.Value[0] == '-' && !strings.Contains(w.Value[:strings.IndexAny(w.Value, "*?[")], "="):
+				t.Fatalf("Analyze(%q): glob %q could expand to an option", src, w.Value)
+			case slices.Contains(strings.Split(w.Value, "/"), ".."):
+				t.Fatalf("Analyze(%q): glob %q climbs with ..", src, w.Value)
+			}
+		}
 		for _, p := range a.Programs {
-			for _, w := range p.Argv {
-				if !w.Literal {
-					t.Fatalf("Analyze(%q) is proven with dynamic word %q", src, w.Value)
+			for i, w := range p.Argv {
+				if i == 0 && !w.Literal {
+					t.Fatalf("Analyze(%q) is proven with dynamic command name %q", src, w.Value)
 				}
+				checkGlob(w, "word")
 			}
 			for _, pa := range p.Paths {
-				if !pa.Word.Literal {
-					t.Fatalf("Analyze(%q) is proven with dynamic path %q", src, pa.Word.Value)
-				}
+				checkGlob(pa.Word, "path")
 			}
 		}
 	}

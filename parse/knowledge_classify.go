@@ -73,8 +73,8 @@ func (k *Knowledge) Classify(argv []Word) Classification {
 	}
 	r.prog.Name = argv[0].Value
 	r.prog.Pos = argv[0].Pos
-	for _, w := range argv {
-		if !w.Literal {
+	for i, w := range argv {
+		if !w.Literal && !(w.Glob && i > 0) {
 			why := w.Why
 			if why == "" {
 				why = "dynamic word"

@@ -31,7 +31,17 @@ type Word struct {
 	// Why names the construct that made the word dynamic, such as
 	// "parameter expansion" or "glob"; empty when Literal.
 	Why string
-	Pos Pos
+	// Glob reports a pathname pattern narrowd can reason about (Literal
+	// is false and Value is the pattern): bash replaces it with the
+	// files it matches, or leaves it as is, and every result begins
+	// with the pattern's literal prefix, is no option and stays under
+	// its literal directory. The proofs decide whether that directory
+	// is inside the workspace.
+	Glob bool
+	// GlobOption reports a Glob that starts with a metacharacter: an
+	// expansion may start with '-' and be read as an option.
+	GlobOption bool
+	Pos        Pos
 }
 
 // Access is what a program does to one path argument, least risky first.

@@ -89,6 +89,12 @@ func resolveWord(src string, w *syntax.Word, mode wordMode) Word {
 	}
 	if b.why == "" {
 		b.why = expansionIn(b.val, b.bare, mode)
+		if b.why == whyGlob {
+			if ok, option := globSafe(b.val, b.bare); ok {
+				out.Value, out.Why, out.Glob, out.GlobOption = string(b.val), whyGlob, true, option
+				return out
+			}
+		}
 	}
 	if b.why != "" {
 		out.Why = b.why
@@ -330,6 +336,47 @@ func expansionIn(val []byte, bare []bool, mode wordMode) string {
 		}
 	}
 	return ""
+}
+
+// globSafe reports a pathname pattern whose every expansion bash could
+// produce is known in shape: no segment is "..", so an expansion stays
+// under the pattern's literal directory; nothing else expands (no tilde,
+// brace or NUL, no quoted metacharacter whose meaning path.Match would
+// change); and it begins with a literal "--name=" (every expansion is
+// the same option) or with anything but '-'. option reports a pattern
+// that starts with a metacharacter, whose expansions may start with '-'
+// and turn into options: only commands whose every option is harmless
+// may take it.
+func globSafe(val []byte, bare []bool) (ok, option bool) {
+	if len(val) == 0 {
+		return false, false
+	}
+	option = bare[0] && strings.IndexByte("*?[", val[0]) >= 0
+	firstMeta := -1
+	for i, c := range val {
+		switch {
+		case c == 0:
+			return false, false
+		case bare[i] && strings.IndexByte("{}~", c) >= 0:
+			return false, false
+		case !bare[i] && strings.IndexByte("*?[]\\", c) >= 0:
+			return false, false
+		case bare[i] && firstMeta < 0 && strings.IndexByte("*?[", c) >= 0:
+			firstMeta = i
+		}
+	}
+	if val[0] == '-' {
+		eq := strings.IndexByte(string(val), '=')
+		if eq < 0 || firstMeta < 0 || eq > firstMeta {
+			return false, false
+		}
+	}
+	for _, seg := range strings.Split(string(val), "/") {
+		if seg == ".." {
+			return false, false
+		}
+	}
+	return true, option
 }
 
 // globOrBrace finds pathname and brace expansion in one pass. It errs

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -250,3 +251,26 @@ func (ps Paths) escape(root, abs string, depth int) string {
 
 // ReadFile reads a file, for the few files narrowd reads itself.
 func (OSDisk) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }
+
+// globMaySensitive returns a sensitive name that some segment of a
+// pattern can match (.e?v matches .env), or "". Samples come from the
+// literal segments of the sensitive patterns, with * read as one letter.
+func (ps Paths) globMaySensitive(pattern string) string {
+	for _, seg := range strings.Split(pattern, "/") {
+		if !strings.ContainsAny(seg, "*?[") {
+			continue
+		}
+		for _, pat := range ps.Sensitive {
+			for _, ps := range strings.Split(pat, "/") {
+				if ps == "**" || ps == "" {
+					continue
+				}
+				sample := strings.ReplaceAll(ps, "*", "x")
+				if ok, _ := path.Match(seg, sample); ok {
+					return sample
+				}
+			}
+		}
+	}
+	return ""
+}

@@ -2,6 +2,9 @@ package proofs
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/narrowd/narrowd/parse"
@@ -68,6 +71,12 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 				c.add("sensitive-word", rules.Guess, w.Value, "the argument names secrets (token, password, key, credential)", raise(rules.Scope))
 				break
 			}
+			if pat := sensitiveInWord(ps, cwd, w.Value); pat != "" {
+				// HEAD:.env, --output=id_rsa, -- .env: a name inside
+				// an argument that is not itself a path argument.
+				c.add("sensitive-name", rules.Guess, w.Value, "names a path matching sensitive pattern "+pat, raise(rules.Scope))
+				break
+			}
 		}
 	}
 	facts := []rules.Fact{rules.OpenWorld, rules.ConfigurationObject}
@@ -93,6 +102,7 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 	c.add("known-command", rules.Proven, argvText(p), fmt.Sprintf("table rule %q: %s", p.Rule, describe(p)), effectNone)
 
 	pureDelete := false
+	overwritten := false
 	outside := false
 	targets := 0
 	recursive := false
@@ -119,19 +129,54 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 			l.Levels[rules.Mutation] = m
 			why[rules.Mutation] = fmt.Sprintf("%s of %s", pa.Access, name)
 		}
-		if pa.Access == parse.Delete {
+		switch pa.Access {
+		case parse.Delete:
 			pureDelete = true
+		case parse.Overwrite:
+			overwritten = true
 		}
 		w := ps.Resolve(cwd, name)
+		if pa.Word.Glob && globClimbs(name) {
+			w = Where{Why: "a segment of the pattern matches .. (it can list the parent directory)"}
+		}
 		if !w.Inside {
 			outside = true
 			c.add("path-outside", rules.Proven, name, w.Why, effectNone)
 			continue
 		}
 		targets++
-		recursive = recursive || pa.Recursive
+		recursive = recursive || pa.Recursive || pa.Word.Glob
 		c.add("path-inside", rules.Proven, name, fmt.Sprintf("%s stays under workspace %s", w.Abs, w.Root), effectNone)
 		pathRaises(c, ps, w, name)
+		if pa.Word.Glob {
+			globRaises(c, ps, w, name)
+		}
+	}
+	// Patterns in other argument slots expand to workspace paths too;
+	// they must stay inside like path arguments.
+	for _, word := range p.Argv[min(1, len(p.Argv)):] {
+		if !word.Glob || slices.ContainsFunc(p.Paths, func(pa parse.PathArg) bool { return pa.Word == word }) {
+			continue
+		}
+		w := ps.Resolve(cwd, word.Value)
+		if globClimbs(word.Value) {
+			w = Where{Why: "a segment of the pattern matches .. (it can list the parent directory)"}
+		}
+		if !w.Inside {
+			outside = true
+			c.add("path-outside", rules.Proven, word.Value, "pattern "+w.Why, effectNone)
+			continue
+		}
+		recursive = true
+		c.add("glob-inside", rules.Proven, word.Value, fmt.Sprintf("every expansion of %s stays under workspace %s and none can be an option", w.Abs, w.Root), effectNone)
+		globRaises(c, ps, w, word.Value)
+	}
+
+	// A delete the table states that no overwrite explains removes state
+	// and puts nothing in its place (git branch -D, git stash drop): a
+	// pure deletion (§4.4; P4 when in doubt).
+	if mut == rules.Mutation.Max() && !overwritten {
+		pureDelete = true
 	}
 
 	// Scope: how much one call can reach (§3.2, §4.3).
@@ -201,6 +246,46 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 	l.Levels[rules.Financial] = fin
 	why[rules.Financial] = "financial " + rules.Financial.Name(fin) + " per the table"
 	return l, why, pureDelete
+}
+
+// globMatchLimit bounds how many matches of one pattern narrowd reads.
+const globMatchLimit = 2000
+
+// globRaises expands a pattern on disk now, when narrowd may read the
+// disk, and raises on any match that is sensitive or leaves the
+// workspace. Go's matching also matches dotfiles, which bash does not:
+// it errs toward raising.
+func globRaises(c *claims, ps Paths, w Where, name string) {
+	if sample := ps.globMaySensitive(name); sample != "" {
+		c.add("sensitive-name", rules.Guess, name, "the pattern can match "+sample+", a sensitive name", raise(rules.Scope))
+	}
+	if ps.Disk == nil {
+		return
+	}
+	matches, err := filepath.Glob(w.Abs)
+	if err != nil {
+		c.add("glob-unreadable", rules.PointInTime, name, "the pattern cannot be expanded: "+err.Error(), raise(rules.Scope))
+		return
+	}
+	if len(matches) > globMatchLimit {
+		c.add("glob-too-many", rules.PointInTime, name, fmt.Sprintf("the pattern matches more than %d paths", globMatchLimit), raise(rules.Scope))
+		return
+	}
+	for _, m := range matches {
+		mw := ps.Resolve("/", m)
+		if !mw.Inside {
+			c.add("link-escape", rules.PointInTime, m, "a match of "+name+" is outside the workspace", raise(rules.Scope))
+			return
+		}
+		if pat := ps.SensitiveMatch(mw.Abs); pat != "" {
+			c.add("sensitive-name", rules.Guess, m, "a match of "+name+" matches sensitive pattern "+pat, raise(rules.Scope))
+			return
+		}
+		if esc := ps.Escape(mw); esc != "" {
+			c.add("link-escape", rules.PointInTime, m, esc, raise(rules.Scope))
+			return
+		}
+	}
 }
 
 // pathRaises adds the guess and point-in-time evidence for one inside
@@ -299,6 +384,40 @@ func secretWord(s string) bool {
 	}
 	for _, f := range strings.FieldsFunc(l, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }) {
 		if f == "token" || f == "tokens" {
+			return true
+		}
+	}
+	return false
+}
+
+// sensitiveInWord checks the pieces of one argument around ':' and '='
+// against the sensitive patterns, for names that are not path arguments
+// (git show HEAD:.env).
+func sensitiveInWord(ps Paths, cwd, word string) string {
+	for _, piece := range strings.FieldsFunc(word, func(r rune) bool { return r == ':' || r == '=' }) {
+		if piece == "" || strings.HasPrefix(piece, "-") {
+			continue
+		}
+		if w := ps.Resolve(cwd, piece); w.Abs != "" {
+			if pat := ps.SensitiveMatch(w.Abs); pat != "" {
+				return pat
+			}
+		}
+	}
+	return ""
+}
+
+// globClimbs reports a pattern with a segment that matches "." or "..":
+// bash before 5.2 lets .* match both, so ls .* lists the parent.
+func globClimbs(pattern string) bool {
+	for _, seg := range strings.Split(pattern, "/") {
+		if !strings.ContainsAny(seg, "*?[") {
+			continue
+		}
+		if ok, _ := path.Match(seg, ".."); ok {
+			return true
+		}
+		if ok, _ := path.Match(seg, "."); ok {
 			return true
 		}
 	}
