@@ -468,7 +468,9 @@ func sedProgram(src string) (reads, writes []string, why string) {
 			}
 			d := src[i]
 			i++
-			if !delimited(d) || !delimited(d) {
+			// Two delimited parts: the regexp, then the replacement.
+			pattern := delimited(d)
+			if !pattern || !delimited(d) {
 				return nil, nil, "sed s command not terminated"
 			}
 		flags:
@@ -496,7 +498,8 @@ func sedProgram(src string) (reads, writes []string, why string) {
 			}
 			d := src[i]
 			i++
-			if !delimited(d) || !delimited(d) || !endCmd() {
+			source := delimited(d)
+			if !source || !delimited(d) || !endCmd() {
 				return nil, nil, "sed y command not understood"
 			}
 		default:
