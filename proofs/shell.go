@@ -25,6 +25,14 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 	}
 	proven := len(a.Unproven) == 0
 	for _, p := range a.Programs {
+		for _, pa := range p.Paths {
+			if v := pa.Word.Value; strings.HasPrefix(v, "/dev/tcp/") || strings.HasPrefix(v, "/dev/udp/") {
+				// bash opens a connection to any host: the call
+				// keeps its ceiling.
+				c.add("network-redirect", rules.Proven, v, "bash connects to the network for /dev/tcp and /dev/udp", effectNone)
+				proven = false
+			}
+		}
 		switch {
 		case !p.Known:
 			c.add("unknown-command", rules.Proven, argvText(p), "not in the command knowledge table: "+p.Why, effectNone)
@@ -245,6 +253,12 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 	}
 	l.Levels[rules.Financial] = fin
 	why[rules.Financial] = "financial " + rules.Financial.Name(fin) + " per the table"
+	if l.Levels[rules.Egress] == rules.Egress.Max() {
+		// A request to any host can reach a payment API with the
+		// credentials in the environment (P1, P4).
+		l.Levels[rules.Financial] = rules.Financial.Max()
+		why[rules.Financial] = "reaches any host, which can include a payment API (P1)"
+	}
 	return l, why, pureDelete
 }
 
