@@ -72,9 +72,23 @@ func (c *Client) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 // that arrived but is not a well-formed envelope is a plain error, for
 // which the shim must block.
 func (c *Client) Hook(ctx context.Context, name string, payload []byte, interactive *bool) (Envelope, error) {
+	return c.HookEvent(ctx, name, "", payload, interactive)
+}
+
+// HookEvent is [Client.Hook] for a hook whose configured event is known
+// (narrowd hook --event); "" is the same as Hook. Daemons that predate the
+// event parameter ignore it.
+func (c *Client) HookEvent(ctx context.Context, name, event string, payload []byte, interactive *bool) (Envelope, error) {
 	u := "http://narrowd" + HookPath + url.PathEscape(name)
+	q := url.Values{}
 	if interactive != nil {
-		u += "?interactive=" + strconv.FormatBool(*interactive)
+		q.Set("interactive", strconv.FormatBool(*interactive))
+	}
+	if event != "" {
+		q.Set("event", event)
+	}
+	if len(q) > 0 {
+		u += "?" + q.Encode()
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(payload))
 	if err != nil {

@@ -8,7 +8,12 @@
 //
 // The shim (`narrowd hook AGENT`) POSTs the agent's raw payload to
 // /v1/hook/{agent} on the Unix socket and gets an [Envelope] back: the
-// agent's reply (stdout, stderr, exit code) and the audit id. Claude
+// agent's reply (stdout, stderr, exit code) and the audit id; an optional
+// event query parameter carries the hook's configured event (narrowd hook
+// --event), which Copilot's camelCase payloads do not name. A payload
+// with another agent's shape (Copilot and Cursor also run the hooks in
+// .claude/settings.json) is judged and answered as the agent that sent
+// it; one whose sender cannot be told is blocked. Claude
 // Code's "type":"http" hooks POST to /hook/claude on the loopback HTTP
 // listener and get Claude's JSON reply as a 200 body (Claude ignores
 // status codes, so every block is in the body). /metrics is served on its

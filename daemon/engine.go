@@ -44,25 +44,26 @@ type Engine struct {
 // not load is an error, so a reload can keep the last good engine.
 func NewEngine(cfg EngineConfig) (*Engine, error) {
 	e := &Engine{cfg: cfg}
-	var extra [][]byte
-	for _, f := range cfg.LabelFiles {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("label file: %w", err)
-		}
-		extra = append(extra, data)
-	}
 	builtin, err := rules.DefaultCatalog()
 	if err != nil {
 		return nil, fmt.Errorf("built-in catalog: %w", err)
 	}
 	e.catalog = builtin
-	if len(extra) > 0 {
-		c, err := rules.LoadCatalog("labels", extra[0], extra[1:]...)
-		if err != nil {
-			return nil, fmt.Errorf("label files: %w", err)
+	if len(cfg.LabelFiles) > 0 {
+		// Each file loads under its own path, so an error names file:line.
+		cs := []*rules.Catalog{builtin}
+		for _, f := range cfg.LabelFiles {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return nil, fmt.Errorf("label file: %w", err)
+			}
+			c, err := rules.LoadCatalog(f, data)
+			if err != nil {
+				return nil, fmt.Errorf("label file: %w", err)
+			}
+			cs = append(cs, c)
 		}
-		e.catalog = mergeCatalogs(builtin, c)
+		e.catalog = rules.MergeCatalogs(cs...)
 	}
 	e.profile, err = LoadProfile(cfg.Profile)
 	if err != nil {
@@ -96,12 +97,6 @@ func LoadProfile(name string) (*rules.Profile, error) {
 		return nil, fmt.Errorf("profile: %w", err)
 	}
 	return rules.LoadProfile(name, data)
-}
-
-// mergeCatalogs keeps the built-in lookup by name and the label files'
-// records by key.
-func mergeCatalogs(builtin, labels *rules.Catalog) *rules.Catalog {
-	return rules.MergeCatalogs(builtin, labels)
 }
 
 // Profile returns the engine's profile.

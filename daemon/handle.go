@@ -25,6 +25,13 @@ var hasPermissionHook = map[string]bool{agent.Claude: true, agent.Codex: true, a
 // blocking reply ([agent.Fail]). A decision's audit record is on disk
 // before Handle returns.
 func (s *Server) Handle(name string, payload []byte, via string, opt agent.Options) (reply agent.Reply, id string) {
+	return s.HandleEvent(name, "", payload, via, opt)
+}
+
+// HandleEvent is [Server.Handle] for a hook whose configured event is
+// known (narrowd hook --event), as [agent.DecodeEvent] reads it; "" is
+// the same as Handle.
+func (s *Server) HandleEvent(name, event string, payload []byte, via string, opt agent.Options) (reply agent.Reply, id string) {
 	start := time.Now()
 	var call rules.Call
 	defer func() {
@@ -35,14 +42,7 @@ func (s *Server) Handle(name string, payload []byte, via string, opt agent.Optio
 		}
 	}()
 
-	if name == "auto" {
-		detected, err := agent.Detect(payload)
-		if err != nil {
-			return s.failDecode(name, via, err, start)
-		}
-		name = detected
-	}
-	call, err := agent.Decode(name, bytes.NewReader(payload))
+	name, call, err := decodeCall(name, event, payload)
 	if err != nil {
 		return s.failDecode(name, via, err, start)
 	}
@@ -69,6 +69,36 @@ func (s *Server) Handle(name string, payload []byte, via string, opt agent.Optio
 	}
 	s.count(call, v, answer, avoided, estimate)
 	return reply, rec.ID
+}
+
+// decodeCall decodes payload as the named agent sends it ("auto": as the
+// agent its shape names), for the configured event ("" when unknown). It
+// returns the agent the reply must be encoded for. Copilot and Cursor also
+// run the hooks in .claude/settings.json, so a hook configured for one
+// agent can get another's payload: that payload is decoded as the agent
+// that sent it, so that the reply is in the dialect the real caller reads.
+// When the sender cannot be told, the error stands and the call fails.
+func decodeCall(name, event string, payload []byte) (string, rules.Call, error) {
+	if name == "auto" {
+		detected, err := agent.Detect(payload)
+		if err != nil {
+			return name, rules.Call{}, err
+		}
+		name = detected
+	}
+	call, err := agent.DecodeEvent(name, event, bytes.NewReader(payload))
+	if errors.Is(err, agent.ErrAgentMismatch) {
+		real, derr := agent.Detect(payload)
+		if derr != nil || real == name {
+			return name, rules.Call{}, err
+		}
+		call, err = agent.DecodeEvent(real, event, bytes.NewReader(payload))
+		if err != nil {
+			return real, rules.Call{}, err
+		}
+		return real, call, nil
+	}
+	return name, call, err
 }
 
 // answer applies the abstain-then-permission protocol to a verdict and

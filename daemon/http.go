@@ -125,7 +125,8 @@ func (s *Server) interactive(r *http.Request) bool {
 }
 
 // serveShim answers the shim: the request body is the agent's raw payload,
-// the response an [Envelope]. Every failure the daemon can still answer is
+// the optional event query parameter the hook's configured event (narrowd
+// hook --event), the response an [Envelope]. Every failure the daemon can still answer is
 // a blocking reply in the envelope, never an HTTP error, so the shim does
 // not fall back to judging a call the daemon already refused.
 func (s *Server) serveShim(w http.ResponseWriter, r *http.Request) {
@@ -135,7 +136,8 @@ func (s *Server) serveShim(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		env.Reply = s.refuse(name, "socket", err)
 	} else {
-		env.Reply, env.ID = s.Handle(name, payload, "socket", agent.Options{Interactive: s.interactive(r)})
+		event := r.URL.Query().Get("event")
+		env.Reply, env.ID = s.HandleEvent(name, event, payload, "socket", agent.Options{Interactive: s.interactive(r)})
 	}
 	w.Header().Set("Content-Type", ReplyType)
 	json.NewEncoder(w).Encode(env)

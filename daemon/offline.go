@@ -1,7 +1,7 @@
 package daemon
 
 import (
-	"bytes"
+	"errors"
 
 	"github.com/narrowd/narrowd/daemon/agent"
 	"github.com/narrowd/narrowd/rules"
@@ -23,22 +23,24 @@ type OfflineConfig struct {
 // marks a gap in its session's history, since the daemon did not see it.
 // Any failure (the payload does not decode, the engine cannot be built,
 // a panic) gives a blocking reply.
-func Offline(cfg OfflineConfig, name string, payload []byte, opt agent.Options) (reply agent.Reply) {
+func Offline(cfg OfflineConfig, name string, payload []byte, opt agent.Options) agent.Reply {
+	return OfflineEvent(cfg, name, "", payload, opt)
+}
+
+// OfflineEvent is [Offline] for a hook whose configured event is known
+// (narrowd hook --event); "" is the same as Offline.
+func OfflineEvent(cfg OfflineConfig, name, event string, payload []byte, opt agent.Options) (reply agent.Reply) {
 	var call rules.Call
 	defer func() {
 		if p := recover(); p != nil {
 			reply = agent.Fail(name, call, "narrowd hit an internal error")
 		}
 	}()
-	if name == "auto" {
-		detected, err := agent.Detect(payload)
-		if err != nil {
+	name, call, err := decodeCall(name, event, payload)
+	if err != nil {
+		if errors.Is(err, agent.ErrUnknownAgent) && name == "auto" {
 			return agent.Fail(name, rules.Call{}, "narrowd could not tell which agent sent the hook payload")
 		}
-		name = detected
-	}
-	call, err := agent.Decode(name, bytes.NewReader(payload))
-	if err != nil {
 		return agent.Fail(name, rules.Call{}, "narrowd could not read the hook payload")
 	}
 	if call.Phase == rules.PostTool {

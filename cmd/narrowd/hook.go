@@ -14,12 +14,14 @@ import (
 	"github.com/narrowd/narrowd/rules"
 )
 
-const hookUsage = `hook [--socket PATH] [--timeout DURATION] [--config FILE] [--interactive[=false]] [--agent] AGENT|auto
+const hookUsage = `hook [--socket PATH] [--timeout DURATION] [--config FILE] [--interactive[=false]] [--event EVENT] [--agent] AGENT|auto
 
 The shim an agent runs before each tool call. It reads the hook payload on
 stdin, asks the daemon, and answers exactly as the agent expects (stdout,
 stderr, exit code). If the daemon is unreachable it judges the call itself
-with the same engine. It never lets a call run because something failed.`
+with the same engine. It never lets a call run because something failed.
+--event names the hook event the command is configured for, for payloads
+that do not name it (Copilot's camelCase permissionRequest).`
 
 // runHook is the hook shim. It builds no engine while the daemon answers.
 func runHook(ctx context.Context, e env, args []string) (err error) {
@@ -27,6 +29,7 @@ func runHook(ctx context.Context, e env, args []string) (err error) {
 	agentFlag := fs.String("agent", "", "the agent that runs the hook, or auto to tell from the payload")
 	socket := fs.String("socket", "", "the daemon's socket (default $XDG_RUNTIME_DIR/narrowd/narrowd.sock)")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the daemon before judging in-process")
+	event := fs.String("event", "", "the hook event this command is configured for (Copilot: preToolUse, permissionRequest, postToolUse)")
 	configPath := fs.String("config", "", "config file, read only to find the socket or to judge in-process")
 	var inter *bool
 	fs.BoolFunc("interactive", "a person answers the agent's prompts, so ask may be sent as ask (default: the daemon's setting)", func(v string) error {
@@ -88,7 +91,7 @@ func runHook(ctx context.Context, e env, args []string) (err error) {
 	}
 
 	client := daemon.Client{Socket: sock, Timeout: *timeout}
-	env, herr := client.Hook(ctx, name, payload, inter)
+	env, herr := client.HookEvent(ctx, name, *event, payload, inter)
 	if herr == nil {
 		return writeReply(e, env.Reply)
 	}
@@ -108,11 +111,11 @@ func runHook(ctx context.Context, e env, args []string) (err error) {
 	if inter != nil {
 		opt.Interactive = *inter
 	}
-	reply := daemon.Offline(daemon.OfflineConfig{
+	reply := daemon.OfflineEvent(daemon.OfflineConfig{
 		Engine:         c.engine(),
 		AllowAtPreTool: c.AbstainForPermissionRequest != nil && !*c.AbstainForPermissionRequest,
 		StateDir:       c.StateDir,
-	}, name, payload, opt)
+	}, name, *event, payload, opt)
 	if len(reply.Stdout) > 0 || reply.ExitCode != 0 {
 		reply.Stderr = "narrowd: daemon unreachable, evaluated in-process\n" + reply.Stderr
 	}

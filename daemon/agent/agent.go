@@ -137,8 +137,9 @@ func Decode(agent string, r io.Reader) (rules.Call, error) {
 // event, and its permissionRequest payload cannot be told from a
 // preToolUse one by its fields, so for them event decides; a reply
 // encoded for the wrong one of the two might not block. Where the payload
-// names its event, it must be event, or Decode fails with ErrMalformed.
-// An empty event is the same as Decode.
+// names its event, it must be event (compared without case: Copilot's
+// camelCase and PascalCase dialects spell the same events), or Decode
+// fails with ErrMalformed. An empty event is the same as Decode.
 func DecodeEvent(agent, event string, r io.Reader) (rules.Call, error) {
 	dec, ok := decoderFor(agent)
 	if !ok {
@@ -162,7 +163,7 @@ func DecodeEvent(agent, event string, r io.Reader) (rules.Call, error) {
 	if err != nil {
 		return rules.Call{}, fmt.Errorf("%s: %w", agent, err)
 	}
-	if event != "" && call.Event != event {
+	if event != "" && !strings.EqualFold(call.Event, event) {
 		return rules.Call{}, fmt.Errorf("%s: %w: payload is for %q, hook is configured for %q", agent, ErrMalformed, call.Event, event)
 	}
 	call.Agent = agent

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/narrowd/narrowd/rules"
 )
@@ -78,8 +79,10 @@ func decodeCopilot(f fields, configured string) (rules.Call, error) {
 			return rules.Call{}, err
 		}
 	}
-	if event == "" {
-		event = configured
+	if event == "" && configured != "" {
+		// The camelCase spelling of the configured event, which may have
+		// been configured as a PascalCase one (PermissionRequest).
+		event = strings.ToLower(configured[:1]) + configured[1:]
 	}
 	if event == "" {
 		switch {

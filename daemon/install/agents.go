@@ -99,9 +99,9 @@ func agentList() string {
 	return strings.Join(names, ", ")
 }
 
-// handler renders narrowd's hook handler for cfg.Agent.
-func handler(cfg Config) *object {
-	cmd := HookCommand(cfg.Binary, cfg.Agent)
+// handler renders narrowd's hook handler for cfg.Agent under event.
+func handler(cfg Config, event string) *object {
+	cmd := hookCommandFor(cfg.Binary, cfg.Agent, event)
 	h := &object{}
 	switch cfg.Agent {
 	case Claude:
@@ -146,13 +146,14 @@ func handlerKeys() []string {
 }
 
 // ours reports whether a handler is narrowd's: its command runs
-// "narrowd … hook", it runs exactly the command install would write, or
+// "narrowd … hook", it runs exactly the command install would write (with
+// or without --event), or
 // its URL is the daemon's Claude hook endpoint.
 func ours(h *object, wantCmd string) bool {
 	for _, k := range []string{"command", "bash"} {
 		if c, ok := h.str(k); ok {
 			c = strings.TrimSpace(c)
-			exact := c != "" && c == wantCmd
+			exact := c != "" && (c == wantCmd || strings.HasPrefix(c, wantCmd+" --event "))
 			runsHook := strings.Contains(c, " hook ") || strings.HasSuffix(c, " hook")
 			if exact || strings.Contains(c, "narrowd") && runsHook {
 				return true
@@ -170,6 +171,17 @@ func ours(h *object, wantCmd string) bool {
 // agent's name.
 func HookCommand(binary string, a Agent) string {
 	return shellQuote(binary) + " hook " + string(a)
+}
+
+// hookCommandFor is the command for one event. Copilot's camelCase
+// payloads do not name their event, and a permissionRequest payload looks
+// like a preToolUse one, so Copilot's commands say which event they serve.
+func hookCommandFor(binary string, a Agent, event string) string {
+	cmd := HookCommand(binary, a)
+	if a == Copilot && event != "" {
+		cmd += " --event " + event
+	}
+	return cmd
 }
 
 func shellQuote(s string) string {

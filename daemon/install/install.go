@@ -205,7 +205,6 @@ func edit(cfg Config, change func(path string, root *object) (keep bool, err err
 
 // merge puts narrowd's handler under every event of sp into root.
 func merge(sp spec, cfg Config, root *object, path string) error {
-	want := handler(cfg)
 	wantCmd := HookCommand(cfg.Binary, cfg.Agent)
 	if sp.layout == flat {
 		if v, ok := root.get("version"); ok {
@@ -221,6 +220,7 @@ func merge(sp spec, cfg Config, root *object, path string) error {
 		return err
 	}
 	for _, ev := range sp.events {
+		want := handler(cfg, ev.name)
 		list, err := childArray(hooks, ev.name, path+": hooks", true)
 		if err != nil {
 			return err

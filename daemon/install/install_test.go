@@ -208,7 +208,7 @@ func TestInstallFresh(t *testing.T) {
 				sp, _ := specFor(a)
 				entries := narrowdEntries(t, a, got)
 				for _, ev := range sp.events {
-					want := []string{HookCommand(testBinary, a)}
+					want := []string{hookCommandFor(testBinary, a, ev.name)}
 					if !reflect.DeepEqual(entries[ev.name], want) {
 						t.Errorf("%s: narrowd entries %q, want %q", ev.name, entries[ev.name], want)
 					}
@@ -336,7 +336,7 @@ func TestInstallBinaryChange(t *testing.T) {
 			sp, _ := specFor(a)
 			entries := narrowdEntries(t, a, second)
 			for _, ev := range sp.events {
-				if want := []string{HookCommand(otherBinary, a)}; !reflect.DeepEqual(entries[ev.name], want) {
+				if want := []string{hookCommandFor(otherBinary, a, ev.name)}; !reflect.DeepEqual(entries[ev.name], want) {
 					t.Errorf("%s: narrowd entries %q, want %q", ev.name, entries[ev.name], want)
 				}
 			}
@@ -628,7 +628,7 @@ func TestInstallEdgeCases(t *testing.T) {
 		if _, err := Install(cfg); err != nil {
 			t.Fatal(err)
 		}
-		want := `'/home/o'\''neil/my tools/narrowd' hook copilot`
+		want := `'/home/o'\''neil/my tools/narrowd' hook copilot --event preToolUse`
 		if got := narrowdEntries(t, Copilot, readOrFail(t, path))["preToolUse"]; !reflect.DeepEqual(got, []string{want}) {
 			t.Errorf("%q, want %q", got, want)
 		}
@@ -716,5 +716,41 @@ func TestOurs(t *testing.T) {
 				t.Errorf("ours = %v, want %v", got, tt.ours)
 			}
 		})
+	}
+}
+
+// An install from before --event (one "narrowd hook copilot" command for
+// every event) is rewritten in place to name each event, and uninstall
+// finds either form.
+func TestInstallCopilotAddsEvent(t *testing.T) {
+	cfg, path := setup(t, Copilot, levels()[0])
+	cfg.Binary = "/opt/guard/bin/guard" // not named narrowd: found by its exact command
+	old := HookCommand(cfg.Binary, Copilot)
+	writeFixture(t, path, []byte(`{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"`+old+`","timeoutSec":30}],"permissionRequest":[{"type":"command","bash":"`+old+`","timeoutSec":30}]}}`), 0o644)
+	if _, err := Install(cfg); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Hooks map[string][]struct {
+			Bash string `json:"bash"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(readOrFail(t, path), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []string{"preToolUse", "permissionRequest", "postToolUse"} {
+		var got []string
+		for _, h := range doc.Hooks[ev] {
+			got = append(got, h.Bash)
+		}
+		if want := []string{old + " --event " + ev}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %q, want %q", ev, got, want)
+		}
+	}
+	if _, err := Uninstall(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("uninstall left %s: %v", path, err)
 	}
 }
