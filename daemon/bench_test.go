@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -138,4 +139,31 @@ func BenchmarkHandleParallel(b *testing.B) {
 			d.Handle("claude", p, "bench", agent.Options{})
 		}
 	})
+}
+
+// BenchmarkSocketParallel is sustained decisions per second over the Unix
+// socket with 64 shim clients in flight, one connection per call, the
+// mix of BenchmarkJudgeInDaemon's shell calls and an unlabelled MCP call.
+// Client and daemon share the machine's cores.
+func BenchmarkSocketParallel(b *testing.B) {
+	d := startDaemon(b, nil)
+	payloads := [][]byte{
+		claudePayload("PreToolUse", "b6", "Bash", map[string]any{"command": "ls -la src"}),
+		claudePayload("PreToolUse", "b6", "Bash", map[string]any{"command": "rm -rf ~/x"}),
+		mcpCall("b6"),
+	}
+	b.SetParallelism(32) // × GOMAXPROCS (2 here) = 64 clients
+	var n atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		c := d.client()
+		i := int(n.Add(1))
+		for pb.Next() {
+			i++
+			if _, err := c.Hook(context.Background(), "claude", payloads[i%len(payloads)], nil); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 }

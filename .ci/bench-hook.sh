@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# Figures for narrowd's hook path: how long one agent tool call waits for
+# narrowd, against a trivial process and the peer cc-safety-net, and what
+# the daemon sustains. Not run by CI: the numbers depend on the machine.
+#
+#   .ci/bench-hook.sh            # hyperfine runs of 40+ calls each, 10 s load
+#   RUNS=100 LOAD_SECONDS=20 .ci/bench-hook.sh
+#
+# It builds narrowd, starts `narrowd serve` on a temporary socket and
+# loopback ports, and measures in ONE hyperfine run, on the same two Claude
+# PreToolUse Bash payloads (`ls -la src` and `rm -rf ~/x`):
+#   floor     a static Go binary that reads stdin and prints {}
+#   shim      narrowd hook claude, daemon up
+#   fallback  narrowd hook claude, daemon down (in-process engine)
+#   curl      an HTTP round trip to the daemon's /hook/claude (curl is a
+#             process too; BenchmarkHTTPRoundTrip below is the same round
+#             trip without it)
+#   ccsn      cc-safety-net hook --coding-cli, installed from npm into a
+#             cache directory
+# then prints the in-daemon decision time (BenchmarkJudgeInDaemon p50/p99),
+# decisions/s with 64 concurrent shim clients over the Unix socket
+# (.ci/loadgen), the daemon's RSS after that load, and medians and ratios.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+runs=${RUNS:-40}
+load_seconds=${LOAD_SECONDS:-10}
+
+say() { printf '\n== %s\n' "$*"; }
+loud() { printf '\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n!!! %s\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n' "$*" >&2; }
+
+if ! command -v hyperfine >/dev/null; then
+	say "installing hyperfine"
+	export DEBIAN_FRONTEND=noninteractive
+	sudo=""
+	[[ $(id -u) -eq 0 ]] || sudo=sudo
+	$sudo apt-get update -qq
+	$sudo apt-get install -y -qq hyperfine
+fi
+for tool in go curl python3; do
+	command -v "$tool" >/dev/null || { echo "bench-hook: $tool is required" >&2; exit 1; }
+done
+
+# cc-safety-net is installed here once and reused.
+cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/narrowd-bench/npm
+work=$(mktemp -d /tmp/narrowd-bench.XXXXXX)
+chmod 700 "$work"
+serve_pid=""
+cleanup() {
+	if [[ -n $serve_pid ]]; then
+		kill "$serve_pid" 2>/dev/null || true
+		wait "$serve_pid" 2>/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+# Nothing from the user's own narrowd config or state is read or written.
+export XDG_CONFIG_HOME=$work/config XDG_STATE_HOME=$work/state XDG_RUNTIME_DIR=$work/run
+mkdir -p "$work/config" "$work/state" "$work/run" "$work/ws/src"
+chmod 700 "$work/run"
+
+say "building"
+go version
+go build -o "$work/narrowd" ./cmd/narrowd
+cat >"$work/floor.go" <<'EOF'
+package main
+
+import (
+	"io"
+	"os"
+)
+
+func main() {
+	io.Copy(io.Discard, os.Stdin)
+	os.Stdout.WriteString("{}\n")
+}
+EOF
+(cd "$work" && CGO_ENABLED=0 GOFLAGS= go build -o floor floor.go)
+ls -l "$work/narrowd" "$work/floor" | awk '{print $5, $NF}'
+
+payload() { # name command
+	python3 - "$1" "$2" "$work" <<'EOF'
+import json, sys
+name, cmd, work = sys.argv[1:]
+p = {"session_id": "bench", "transcript_path": work + "/t.jsonl", "cwd": work + "/ws",
+     "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+     "tool_input": {"command": cmd}, "tool_use_id": "toolu_" + name}
+open(f"{work}/{name}.json", "w").write(json.dumps(p) + "\n")
+EOF
+}
+payload ls 'ls -la src'
+payload rm 'rm -rf ~/x'
+
+say "starting narrowd serve"
+port=$((20000 + RANDOM % 20000))
+mport=$((port + 1))
+sock=$work/run/narrowd.sock
+"$work/narrowd" serve --socket "$sock" --http "127.0.0.1:$port" --metrics "127.0.0.1:$mport" \
+	--state-dir "$work/state/narrowd" --audit-dir "$work/audit" --log-level warn 2>"$work/serve.log" &
+serve_pid=$!
+for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
+[[ -S $sock ]] || { cat "$work/serve.log" >&2; echo "bench-hook: the daemon did not start" >&2; exit 1; }
+for p in ls rm; do
+	printf '%s: ' "$p"; "$work/narrowd" hook --socket "$sock" claude <"$work/$p.json" | head -c 160; echo
+done
+
+say "cc-safety-net from npm"
+ccsn=""
+if command -v npm >/dev/null; then
+	if [[ -x $cache/node_modules/.bin/cc-safety-net ]] ||
+		timeout 300 npm install --silent --no-audit --no-fund --prefix "$cache" cc-safety-net >"$work/npm.log" 2>&1; then
+		ccsn=$cache/node_modules/.bin/cc-safety-net
+		echo "cc-safety-net $("$ccsn" --version 2>/dev/null | tr -d '\n') ($cache), node $(node --version)"
+		for p in ls rm; do printf '%s: ' "$p"; "$ccsn" hook --coding-cli <"$work/$p.json" | head -c 160; echo; done
+	else
+		cat "$work/npm.log" >&2 || true
+		loud "npm could not install cc-safety-net: the peer is NOT measured, no narrowd-vs-peer ratio below"
+	fi
+else
+	loud "npm is not installed: cc-safety-net is NOT measured, no narrowd-vs-peer ratio below"
+fi
+
+say "hyperfine: one run, both payloads, every command (runs >= $runs each)"
+cmds=(
+	"$work/floor < $work/{p}.json"
+	"$work/narrowd hook --socket $sock claude < $work/{p}.json"
+	"$work/narrowd hook --socket $work/run/absent.sock claude < $work/{p}.json"
+	"curl -s --data-binary @$work/{p}.json http://127.0.0.1:$port/hook/claude"
+)
+if [[ -n $ccsn ]]; then
+	cmds+=("$ccsn hook --coding-cli < $work/{p}.json")
+fi
+# The fallback exits 2 on a deny, cc-safety-net 0: exit codes are not failures.
+hyperfine --warmup 3 --min-runs "$runs" --ignore-failure -L p ls,rm \
+	--export-json "$work/hyperfine.json" "${cmds[@]}"
+
+say "in-process Go benchmarks (./daemon)"
+go test ./daemon -run '^$' -count 1 -benchtime 2s \
+	-bench '^(BenchmarkJudgeInDaemon|BenchmarkHandle|BenchmarkHTTPRoundTrip|BenchmarkSocketRoundTrip|BenchmarkHandleParallel|BenchmarkSocketParallel)$' |
+	tee "$work/gobench.txt"
+
+say "load: 64 concurrent shim clients over the Unix socket for ${load_seconds}s"
+go run ./.ci/loadgen -socket "$sock" -c 64 -d "${load_seconds}s" "$work/ls.json" "$work/rm.json" | tee "$work/load.txt"
+grep -E '^(VmRSS|VmHWM)' "/proc/$serve_pid/status" | tee "$work/rss.txt"
+
+say "summary"
+python3 - "$work" <<'EOF'
+import json, re, sys
+work = sys.argv[1]
+def name(cmd):
+    who = ("fallback" if "absent.sock" in cmd else "shim" if " hook --socket " in cmd else
+           "floor" if "/floor <" in cmd else "curl" if cmd.startswith("curl") else
+           "ccsn" if "cc-safety-net" in cmd else "?")
+    return who + (" ls" if "/ls.json" in cmd else " rm")
+res = {name(r["command"]): r for r in json.load(open(work + "/hyperfine.json"))["results"]}
+def med(name): return res[name]["median"] * 1e3 if name in res else None
+def p99(name):
+    t = sorted(res[name]["times"]); return t[min(len(t) - 1, int(len(t) * 0.99))] * 1e3
+print("per-call wall time, milliseconds (hyperfine; shell start-up subtracted):")
+print(f"  {'':10} {'payload':8} {'median':>8} {'p99':>8}")
+for who in ["floor", "shim", "fallback", "curl", "ccsn"]:
+    for p in ["ls", "rm"]:
+        n = f"{who} {p}"
+        if n in res:
+            print(f"  {who:10} {p:8} {med(n):8.1f} {p99(n):8.1f}")
+print("ratios of medians (per payload):")
+for p in ["ls", "rm"]:
+    f, s, c, fb = med(f"floor {p}"), med(f"shim {p}"), med(f"ccsn {p}"), med(f"fallback {p}")
+    line = f"  {p}: shim/floor {s / f:.2f}x, fallback/floor {fb / f:.2f}x"
+    if c is not None:
+        line += f", cc-safety-net/shim {c / s:.1f}x faster for narrowd, cc-safety-net/fallback {c / fb:.1f}x"
+    else:
+        line += ", cc-safety-net NOT MEASURED"
+    print(line)
+bench = open(work + "/gobench.txt").read()
+m = re.search(r"BenchmarkJudgeInDaemon\S*\s+\d+\s+(\d+) ns/op\s+(\d+) p50-ns\s+(\d+) p99-ns", bench)
+if m:
+    print(f"in-daemon decision (BenchmarkJudgeInDaemon): mean {int(m[1])/1e3:.1f} us, p50 {int(m[2])/1e3:.1f} us, p99 {int(m[3])/1e3:.1f} us")
+m = re.search(r"BenchmarkHTTPRoundTrip\S*\s+\d+\s+(\d+) ns/op", bench)
+if m:
+    print(f"http hook round trip in-process (BenchmarkHTTPRoundTrip, keep-alive, audit fsync): {int(m[1])/1e3:.0f} us/op")
+for name in ["BenchmarkHandleParallel", "BenchmarkSocketParallel"]:
+    m = re.search(name + r"\S*\s+\d+\s+(\d+) ns/op", bench)
+    if m:
+        print(f"{name}: {1e9/int(m[1]):.0f} decisions/s")
+print("load generator:", open(work + "/load.txt").read().strip())
+print("daemon memory after the load:", " ".join(open(work + "/rss.txt").read().split()))
+EOF
