@@ -139,8 +139,13 @@ func (s *Server) serveShim(w http.ResponseWriter, r *http.Request) {
 		event := r.URL.Query().Get("event")
 		env.Reply, env.ID = s.HandleEvent(name, event, payload, "socket", agent.Options{Interactive: s.interactive(r)})
 	}
+	// Marshalled whole, so the reply carries a Content-Length: the light
+	// shim (cmd/narrowd-hook) reads no chunked bodies.
+	body, _ := json.Marshal(env)
+	body = append(body, '\n')
 	w.Header().Set("Content-Type", ReplyType)
-	json.NewEncoder(w).Encode(env)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Write(body)
 }
 
 // serveClaudeHTTP answers Claude Code's http hook: the body is Claude's

@@ -14,7 +14,7 @@ import (
 	"github.com/narrowd/narrowd/rules"
 )
 
-const hookUsage = `hook [--socket PATH] [--timeout DURATION] [--config FILE] [--interactive[=false]] [--event EVENT] [--agent] AGENT|auto
+const hookUsage = `hook [--socket PATH] [--timeout DURATION] [--config FILE] [--interactive[=false]] [--event EVENT] [--offline] [--agent] AGENT|auto
 
 The shim an agent runs before each tool call. It reads the hook payload on
 stdin, asks the daemon, and answers exactly as the agent expects (stdout,
@@ -29,6 +29,7 @@ func runHook(ctx context.Context, e env, args []string) (err error) {
 	agentFlag := fs.String("agent", "", "the agent that runs the hook, or auto to tell from the payload")
 	socket := fs.String("socket", "", "the daemon's socket (default $XDG_RUNTIME_DIR/narrowd/narrowd.sock)")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the daemon before judging in-process")
+	offline := fs.Bool("offline", false, "judge in-process without asking the daemon (narrowd-hook passes it when the daemon is unreachable)")
 	event := fs.String("event", "", "the hook event this command is configured for (Copilot: preToolUse, permissionRequest, postToolUse)")
 	configPath := fs.String("config", "", "config file, read only to find the socket or to judge in-process")
 	var inter *bool
@@ -90,14 +91,16 @@ func runHook(ctx context.Context, e env, args []string) (err error) {
 		}
 	}
 
-	client := daemon.Client{Socket: sock, Timeout: *timeout}
-	env, herr := client.HookEvent(ctx, name, *event, payload, inter)
-	if herr == nil {
-		return writeReply(e, env.Reply)
-	}
-	if !errors.Is(herr, daemon.ErrUnreachable) {
-		// The daemon answered, but not with a reply narrowd can trust.
-		return writeReply(e, agent.Fail(name, rules.Call{}, "narrowd's daemon gave an unusable answer"))
+	if !*offline {
+		client := daemon.Client{Socket: sock, Timeout: *timeout}
+		env, herr := client.HookEvent(ctx, name, *event, payload, inter)
+		if herr == nil {
+			return writeReply(e, env.Reply)
+		}
+		if !errors.Is(herr, daemon.ErrUnreachable) {
+			// The daemon answered, but not with a reply narrowd can trust.
+			return writeReply(e, agent.Fail(name, rules.Call{}, "narrowd's daemon gave an unusable answer"))
+		}
 	}
 
 	// In-process: the same engine and protocol, session unknown.
