@@ -167,3 +167,13 @@ func BenchmarkSocketParallel(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 }
+
+// BenchmarkNewEngine is the engine build the shim's in-process fallback
+// pays on every call when the daemon is down.
+func BenchmarkNewEngine(b *testing.B) {
+	for b.Loop() {
+		if _, err := NewEngine(EngineConfig{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
