@@ -123,18 +123,23 @@ else
 fi
 
 say "hyperfine: one run, both payloads, every command (runs >= $runs each)"
+# -N with an explicit `sh -c 'exec …'`: hyperfine 1.15 has no --input,
+# and its subtraction of a measured shell start-up is unreliable on a
+# noisy machine (medians near 0). Every command, the floor too, pays the
+# same sh start-up and exec, so the floor is "sh + an empty Go binary".
+sh_exec() { printf "sh -c 'exec %s'" "$1"; }
 cmds=(
-	"$work/floor < $work/{p}.json"
-	"$work/narrowd hook --socket $sock claude < $work/{p}.json"
-	"$work/narrowd hook --socket $work/run/absent.sock claude < $work/{p}.json"
-	"$work/narrowd-hook --socket $sock claude < $work/{p}.json"
-	"curl -s --data-binary @$work/{p}.json http://127.0.0.1:$port/hook/claude"
+	"$(sh_exec "$work/floor < $work/{p}.json")"
+	"$(sh_exec "$work/narrowd-hook --socket $sock claude < $work/{p}.json")"
+	"$(sh_exec "$work/narrowd hook --socket $sock claude < $work/{p}.json")"
+	"$(sh_exec "$work/narrowd hook --socket $work/run/absent.sock claude < $work/{p}.json")"
+	"$(sh_exec "curl -s --data-binary @$work/{p}.json http://127.0.0.1:$port/hook/claude")"
 )
 if [[ -n $ccsn ]]; then
-	cmds+=("$ccsn hook --coding-cli < $work/{p}.json")
+	cmds+=("$(sh_exec "$ccsn hook --coding-cli < $work/{p}.json")")
 fi
-# The fallback exits 2 on a deny, cc-safety-net 0: exit codes are not failures.
-hyperfine --warmup 3 --min-runs "$runs" --ignore-failure -L p ls,rm \
+# The fallback exits 2 on some denies: exit codes are not failures.
+hyperfine -N --warmup 3 --min-runs "$runs" --ignore-failure -L p ls,rm \
 	--export-json "$work/hyperfine.json" "${cmds[@]}"
 
 say "in-process Go benchmarks (./daemon)"
@@ -153,14 +158,14 @@ work = sys.argv[1]
 def name(cmd):
     who = ("fallback" if "absent.sock" in cmd else "shim" if "narrowd hook --socket " in cmd else
            "light" if "narrowd-hook --socket " in cmd else
-           "floor" if "/floor <" in cmd else "curl" if cmd.startswith("curl") else
+           "floor" if "/floor <" in cmd else "curl" if "exec curl" in cmd else
            "ccsn" if "cc-safety-net" in cmd else "?")
     return who + (" ls" if "/ls.json" in cmd else " rm")
 res = {name(r["command"]): r for r in json.load(open(work + "/hyperfine.json"))["results"]}
 def med(name): return res[name]["median"] * 1e3 if name in res else None
 def p99(name):
     t = sorted(res[name]["times"]); return t[min(len(t) - 1, int(len(t) * 0.99))] * 1e3
-print("per-call wall time, milliseconds (hyperfine; shell start-up subtracted):")
+print("per-call wall time, milliseconds (hyperfine -N, each command run as sh -c 'exec ...'):")
 print(f"  {'':10} {'payload':8} {'median':>8} {'p99':>8}")
 for who in ["floor", "light", "shim", "fallback", "curl", "ccsn"]:
     for p in ["ls", "rm"]:
