@@ -165,7 +165,40 @@ func (z *analyzer) command(c *Command, fr frame) {
 	if w, ok := evaluatesSubscript(c.Argv); ok {
 		z.unproven(w.Pos, whyArith)
 	}
+	if c.Stdin != nil && len(c.Argv) >= 2 && c.Argv[0].Literal && c.Argv[0].Value == "xargs" &&
+		c.Argv[1].Literal && !strings.HasPrefix(c.Argv[1].Value, "-") {
+		z.xargs(c, fr, paths, net)
+		return
+	}
 	z.argv(c.Argv, c.Pos, fr, paths, net)
+}
+
+// xargs judges `echo WORDS | xargs CMD ARGS…` without options: xargs
+// reads exactly WORDS from the pipe and runs CMD ARGS… WORDS once (they
+// are few and plain: no quote, backslash or blank, see echoOutput).
+func (z *analyzer) xargs(c *Command, fr frame, paths []PathArg, net Net) {
+	p := Program{
+		Name:       "xargs",
+		Argv:       c.Argv,
+		Pos:        c.Pos,
+		Known:      true,
+		Rule:       "xargs",
+		Mutation:   "read",
+		Financial:  "none",
+		Net:        net,
+		Wrappers:   fr.wrappers,
+		Privileged: fr.privileged,
+	}
+	addPaths(&p, paths)
+	z.add(p, fr)
+	inner := frame{
+		depth:      fr.depth + 1,
+		wrappers:   append(slices.Clip(fr.wrappers), "xargs"),
+		privileged: fr.privileged,
+		dir:        fr.dir,
+	}
+	argv := append(slices.Clone(c.Argv[1:]), c.Stdin...)
+	z.argv(argv, c.Argv[1].Pos, inner, nil, NoNet)
 }
 
 // decl judges a declaration builtin itself: its assignments were judged
@@ -251,6 +284,9 @@ func (z *analyzer) argv(argv []Word, pos Pos, fr frame, paths []PathArg, net Net
 			z.unproven(w.Pos, "glob after cd")
 		case w.Glob && w.GlobOption && i > 0 && !(argv[0].Literal && z.k.OptionsClosed(argv[0].Value)):
 			z.unproven(w.Pos, "glob may expand to an option")
+		case w.Quoted && i > 0 && argv[0].Literal && z.k.Prints(argv[0].Value):
+			// echo "dir: $(pwd)": one operand, only printed. The
+			// substitution's commands are programs of their own.
 		case !w.Literal && !(w.Glob && i > 0):
 			z.unproven(w.Pos, w.Why)
 		}

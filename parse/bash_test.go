@@ -258,6 +258,15 @@ var corpusSyntaxCategories = []string{
 	"git-env", "parse-error", "shell-c", "xargs-parallel",
 }
 
+// provenSyntax are dangerous entries of a syntax category whose syntax
+// narrowd now reads exactly, with what keeps them from running: the
+// danger is in what the commands inside touch, which the proofs judge.
+// (A program that runs code, such as bash /dev/fd/63 for bash <(curl
+// …), keeps its call at the ceiling by itself.)
+var provenSyntax = map[string]string{
+	"d0472": `echo "$(cat .env)": cat reads .env, a sensitive name the proofs raise`,
+}
+
 // TestCorpusSyntax analyzes the shared corpus with the real table: every
 // entry must keep the fuzz properties, and no dangerous entry of a syntax
 // category may be proven.
@@ -274,7 +283,8 @@ func TestCorpusSyntax(t *testing.T) {
 	for _, e := range entries {
 		a := Analyze(e.Command, k)
 		checkAnalysis(t, e.Command, a)
-		if e.Expect == "dangerous" && slices.Contains(corpusSyntaxCategories, e.Category) && a.Proven() {
+		runsCode := slices.ContainsFunc(a.Programs, func(p Program) bool { return p.RunsCode })
+		if e.Expect == "dangerous" && slices.Contains(corpusSyntaxCategories, e.Category) && a.Proven() && !runsCode && provenSyntax[e.ID] == "" {
 			t.Errorf("%s (%s) %q is proven", e.ID, e.Category, e.Command)
 		}
 	}

@@ -16,11 +16,17 @@ const maxBraceWords = 256
 // brace expansion (a{b,c} and {1..3}) is purely lexical, so it is done
 // here exactly, and each resulting word is then resolved as any other.
 func resolveArgs(src string, w *syntax.Word) []Word {
+	return resolveArgsBound(src, w, nil)
+}
+
+// resolveArgsBound is resolveArgs where the text binds the variables in
+// bound (see resolveBound).
+func resolveArgsBound(src string, w *syntax.Word, bound bindings) []Word {
 	if !slices.ContainsFunc(w.Parts, func(p syntax.WordPart) bool {
 		l, ok := p.(*syntax.Lit)
 		return ok && strings.IndexByte(l.Value, '{') >= 0
 	}) {
-		return []Word{resolveWord(src, w, modeArg)}
+		return []Word{resolveBound(src, w, modeArg, bound)}
 	}
 	cp := &syntax.Word{Parts: slices.Clone(w.Parts)}
 	if !syntax.SplitBraces(cp) {

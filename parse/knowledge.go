@@ -122,6 +122,17 @@ func DefaultKnowledge() (*Knowledge, error) {
 	return k, nil
 }
 
+// Prints reports that the command argv0 names only prints its operands
+// (echo): a [Word.Quoted] operand cannot change what it does.
+func (k *Knowledge) Prints(argv0 string) bool {
+	name, ok := k.commandName(argv0)
+	if !ok {
+		return false
+	}
+	s := k.cmds[name]
+	return s != nil && s.Prints
+}
+
 // Commands lists the command names (and aliases) the table knows, sorted.
 func (k *Knowledge) Commands() []string {
 	out := make([]string, 0, len(k.cmds))
@@ -200,6 +211,12 @@ func (s *spec) compile(names []string, parent *spec, groups map[string][]flagNam
 	}
 	if s.Mutation == lvlUnset && s.Unknown == "" && s.Handler == "" {
 		return bad("mutation is required")
+	}
+	if s.Prints && (s.Parser != famNone || s.Mutation != lvlRead || s.Net != netUnset || s.RunsCode || s.Global ||
+		s.Irreversible || s.Privileged || s.Financial != finUnset || s.Handler != "" || s.ReadsEnv || s.Cwd.set ||
+		len(s.Sub) > 0 || len(s.Flag) > 0 || s.Wrapper != "" || s.Unknown != "" ||
+		slices.ContainsFunc(s.Args, func(sl slot) bool { return sl.kind != slotText })) {
+		return bad("prints needs a parser-none, read-only command with text operands only")
 	}
 	if s.Handler != "" && !slices.Contains(handlerNames[:], s.Handler) {
 		return bad("unknown handler %q", s.Handler)

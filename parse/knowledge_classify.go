@@ -8,10 +8,22 @@ import (
 
 // handlerNames are the handlers a spec may name; each is Go code in
 // knowledge_special.go for a language the table cannot describe.
-var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "ssh", "builtin", "ip", "jq", "ps", "set", "export"}
+var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "ssh", "builtin", "ip", "jq", "ps", "set", "export", "pager"}
 
 // checkNames are the validators a flag's value may be given.
-var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode", "awk-include", "curl-writeout"}
+var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode", "awk-include", "curl-writeout", "rustc-print"}
+
+// rustcPrints are the rustc --print kinds that only describe the
+// compiler or a target: rustc prints them and stops before compiling
+// (rustc_driver's print_crate_info stops for every kind but link-args
+// and native-static-libs, which print while linking). KIND=PATH writes
+// a file and is not listed.
+var rustcPrints = [...]string{
+	"cfg", "sysroot", "target-libdir", "target-list", "target-cpus", "target-features",
+	"relocation-models", "code-models", "tls-models", "stack-protector-strategies",
+	"split-debuginfo", "deployment-target", "host-tuple", "calling-conventions",
+	"all-target-specs-json", "target-spec-json", "check-cfg", "supported-crate-types",
+}
 
 // run accumulates one classification.
 type run struct {
@@ -63,7 +75,9 @@ type parsed struct {
 }
 
 // Classify says what argv does, by the table. argv[0] is a command name
-// or a path; every word must be literal.
+// or a path; every other word must be literal, a safe pattern
+// ([Word.Glob]), or for a command that only prints ([Knowledge.Prints])
+// a double-quoted dynamic word ([Word.Quoted]).
 func (k *Knowledge) Classify(argv []Word) Classification {
 	r := &run{k: k}
 	r.prog.Argv = argv
@@ -74,7 +88,7 @@ func (k *Knowledge) Classify(argv []Word) Classification {
 	r.prog.Name = argv[0].Value
 	r.prog.Pos = argv[0].Pos
 	for i, w := range argv {
-		if !w.Literal && !(w.Glob && i > 0) {
+		if !w.Literal && !(w.Glob && i > 0) && !(w.Quoted && i > 0 && argv[0].Literal && k.Prints(argv[0].Value)) {
 			why := w.Why
 			if why == "" {
 				why = "dynamic word"
@@ -228,6 +242,15 @@ func (r *run) spec(s *spec, args []Word) {
 		r.set(p)
 	case "export":
 		r.export(p)
+	case "pager":
+		// less +CMD and more +CMD run CMD as the pager's first
+		// command; on a terminal that may be ! (a shell command).
+		for _, op := range p.ops {
+			if strings.HasPrefix(op.Value, "+") {
+				r.fail(r.prog.Name + " " + op.Value + " runs a pager command")
+				return
+			}
+		}
 	case "ssh":
 		// OpenSSH reads options after the host too (ssh host -o
 		// ProxyCommand=…); an option-like word there is not provably
@@ -339,6 +362,10 @@ func (r *run) applyHit(s *spec, h hit) {
 		// curl 8.3's %output{file} in -w writes a file.
 		if strings.Contains(v.Value, "%output{") {
 			r.fail("curl -w %output writes a file")
+		}
+	case "rustc-print":
+		if !inList(rustcPrints[:], v.Value) {
+			r.fail("rustc --print " + v.Value + " is not modelled")
 		}
 	case "awk-include":
 		if v.Value != "inplace" && v.Value != "inplace.awk" {

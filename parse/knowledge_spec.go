@@ -85,6 +85,13 @@ type spec struct {
 	// EnvAssign lets NAME=VALUE operands precede the command slot (env,
 	// sudo); each name must be in the safe_env list.
 	EnvAssign bool `toml:"env_assign"`
+	// Prints marks a command that does nothing with its operands but
+	// print them (echo): what an operand's value is cannot change what
+	// it does, so a double-quoted dynamic word ([Word.Quoted]) is one
+	// operand it may take in a proven analysis. Only a parser-none,
+	// read-only command with text operands and no other effect may set
+	// it.
+	Prints bool `toml:"prints"`
 
 	// Filled by compile.
 	name   string   // full rule name, "git log"

@@ -231,7 +231,8 @@ func (r *run) shell(s *spec, args []Word) {
 				}
 				continue
 			case "--login":
-				r.fail(s.name + " --login reads profile files")
+				// See -l.
+				continue
 			default:
 				r.fail("unknown flag " + a + " for " + s.name)
 			}
@@ -252,8 +253,12 @@ func (r *run) shell(s *spec, args []Word) {
 				r.fail("interactive " + s.name + " reads rc files")
 				return
 			case c == 'l':
-				r.fail(s.name + " -l reads profile files")
-				return
+				// A login shell first sources /etc/profile and the
+				// person's ~/.profile (or .bash_profile, .zprofile):
+				// their own environment, like PATH, which the shell
+				// tool's own shell already carries. None is in the
+				// workspace, and every write to them is asked about
+				// (sensitive names in proofs/path.go).
 			case c == 's':
 				r.fail(s.name + " -s reads commands from stdin")
 				return
@@ -868,11 +873,20 @@ func (r *run) ip(p parsed) {
 	}
 }
 
-// jq reports a program that reads the environment (env, $ENV).
+// jq reports a program that reads the environment (env, $ENV). A
+// program read from a file (-f, --from-file, or a /dev/fd pipe from a
+// process substitution) is one narrowd cannot see: it may read the
+// environment, and yq's may load() other files.
 func (r *run) jq(p parsed) {
 	prog := ""
 	switch {
-	case p.hasHit("-f"):
+	case p.hasHit("-f", "--from-file"):
+		if r.prog.Name == "yq" {
+			r.fail("yq --from-file runs a program narrowd cannot read")
+			return
+		}
+		r.readsEnv()
+		return
 	case len(p.ops) > 0:
 		prog = p.ops[0].Value
 	}

@@ -52,6 +52,11 @@ type Command struct {
 	// unknown (cd with no operand, cd -, popd, a dynamic operand, cd in a
 	// loop).
 	DirUnknown bool
+	// Stdin, when not nil, is exactly the words the command reads from
+	// its standard input, one per line or blank: the output of an echo
+	// of plain literal words piped into it (echo a b | xargs cat). Nil
+	// means unknown.
+	Stdin []Word
 }
 
 // Assign is one variable assignment.
@@ -105,6 +110,11 @@ func Parse(src string) (*Script, error) {
 		return nil, toError(err)
 	}
 	w := walker{src: src, s: &Script{}}
+	if !mentions(src, f, "PWD") {
+		// bash sets PWD itself to a name of the working directory;
+		// the text never assigns it.
+		w.bound = bindings{"PWD": nil}
+	}
 	w.stmts(f.Stmts)
 	return w.s, nil
 }
@@ -153,6 +163,8 @@ type walker struct {
 	s   *Script
 	// dir is where the shell may be at the current point.
 	dir dirState
+	// bound are the variables the text binds at the current point.
+	bound bindings
 }
 
 func (w *walker) unproven(p syntax.Pos, why string) {
@@ -210,15 +222,29 @@ func (w *walker) stmtSync(s *syntax.Stmt) dirState {
 		}
 		w.dir = unionDirs(append(outs, w.dir)...)
 	case *syntax.WhileClause:
+		names := w.readNames(c)
 		w.loop(func() {
 			w.stmts(c.Cond)
+			outer := w.bound
+			for _, n := range names {
+				// The body runs only after read succeeded, which
+				// gave each name a value from its input.
+				w.bound = w.bound.with(n, nil)
+			}
 			w.stmts(c.Do)
+			w.bound = outer
 		}, c.Cond, c.Do)
 	case *syntax.ForClause:
+		var values []Word
 		switch l := c.Loop.(type) {
 		case *syntax.WordIter:
 			for _, x := range l.Items {
 				w.word(x)
+			}
+			if !c.Select {
+				// select sets its variable from what a person
+				// types, empty when it is not a choice.
+				values = w.loopValues(l, c.Do)
 			}
 			// The loop assigns its variable like NAME=value.
 			loopVar := Assign{Name: l.Name.Value, Pos: toPos(l.Name.Pos()), Value: Word{Why: "loop variable", Pos: toPos(l.Name.Pos())}}
@@ -228,7 +254,20 @@ func (w *walker) stmtSync(s *syntax.Stmt) dirState {
 			w.arith(l.Cond)
 			w.arith(l.Post)
 		}
-		w.loop(func() { w.stmts(c.Do) }, c.Do)
+		if values == nil {
+			w.loop(func() { w.stmts(c.Do) }, c.Do)
+			break
+		}
+		name := c.Loop.(*syntax.WordIter).Name.Value
+		w.loop(func() {
+			// The body once per value, the variable bound to it.
+			outer := w.bound
+			for i := range values {
+				w.bound = outer.with(name, &values[i])
+				w.stmts(c.Do)
+			}
+			w.bound = outer
+		}, c.Do)
 	case *syntax.CaseClause:
 		w.word(c.Word)
 		before := w.dir
@@ -312,8 +351,13 @@ func (w *walker) binary(c *syntax.BinaryCmd) dirState {
 		// Every part of a pipeline runs in its own subshell.
 		w.stmt(c.X)
 		w.dir = before
+		next := len(w.s.Commands)
 		w.stmt(c.Y)
 		w.dir = before
+		if out := w.echoOutput(lastOfPipe(c.X)); out != nil && isCall(firstOfPipe(c.Y)) && next < len(w.s.Commands) {
+			// The first simple command of Y took the first slot.
+			w.s.Commands[next].Stdin = out
+		}
 		return before
 	}
 }
@@ -349,7 +393,7 @@ func (w *walker) call(c *syntax.CallExpr, redirs []*syntax.Redirect, pos syntax.
 		if len(c.Args) > 0 {
 			cmd.Argv = make([]Word, 0, len(c.Args))
 			for _, x := range c.Args {
-				cmd.Argv = append(cmd.Argv, resolveArgs(w.src, x)...)
+				cmd.Argv = append(cmd.Argv, resolveArgsBound(w.src, x, w.bound)...)
 				w.word(x)
 			}
 		}
@@ -473,7 +517,7 @@ func (w *walker) redirect(r *syntax.Redirect) Redirect {
 		out.Fd = r.N.Value
 	}
 	if r.Word != nil {
-		out.Target = resolveWord(w.src, r.Word, modeArg)
+		out.Target = resolveBound(w.src, r.Word, modeArg, w.bound)
 	}
 	switch r.Op {
 	case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll, syntax.RdrInOut:

@@ -41,7 +41,20 @@ type Word struct {
 	// GlobOption reports a Glob that starts with a metacharacter: an
 	// expansion may start with '-' and be read as an option.
 	GlobOption bool
-	Pos        Pos
+	// Quoted reports a dynamic word (Literal false) whose every run-time
+	// part stands inside double quotes and is either a command
+	// substitution, whose commands are analyzed as programs of their
+	// own, or a plain parameter expansion ($x or ${x}, no operator) of a
+	// name whose value comes from nothing outside the text: one the text
+	// itself binds (a while-read loop's names, a for loop's variable)
+	// or one the shell sets itself ($PWD, $?, $#, $$, $!, $-). bash
+	// passes it on as exactly one argument: no word splitting, no
+	// pathname, brace or tilde expansion, and no environment variable
+	// is read. Its value is still unknown (Value renders the source),
+	// so only a command that does nothing with an operand but print it
+	// ([Knowledge.Prints]: echo) may take one in a proven analysis.
+	Quoted bool
+	Pos    Pos
 }
 
 // Access is what a program does to one path argument, least risky first.

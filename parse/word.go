@@ -44,6 +44,84 @@ type wordBuf struct {
 	val  []byte
 	bare []bool
 	why  string
+	// unquoted is set by a dynamic part that keeps the word from being
+	// [Word.Quoted]: anything but a double-quoted command substitution
+	// or plain expansion of a bound or shell-set name.
+	unquoted bool
+	// bound are the variables the text binds where the word stands.
+	bound bindings
+}
+
+// bindings are the variables the text itself gives a value where a word
+// stands, so that expanding them reads nothing from the environment: a
+// for loop's variable over literal words or safe patterns (the value is
+// that word) and a while-read loop's names (nil: text known only at run
+// time). Only lower-case names qualify (see bindable).
+type bindings map[string]*Word
+
+// with returns a copy of b with name bound to v.
+func (b bindings) with(name string, v *Word) bindings {
+	out := make(bindings, len(b)+1)
+	for k, x := range b {
+		out[k] = x
+	}
+	out[name] = v
+	return out
+}
+
+// bindable reports a variable name the text may bind for Quoted words
+// and loop substitution: lower case letters, digits and '_', starting
+// with a letter. Every variable bash assigns by itself ($_, REPLY,
+// OPTARG, BASH_REMATCH, MAPFILE, PWD…) has an upper-case name or is _.
+func bindable(name string) bool {
+	if name == "" || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// shellSet reports the parameters bash sets itself whose values hold
+// nothing from the environment: the working directory and the status,
+// count, process and option parameters. PWD only while the text
+// assigns it nowhere (the walker checks).
+func shellSet(name string) bool {
+	switch name {
+	case "?", "#", "$", "!", "-":
+		return true
+	}
+	return false
+}
+
+// plainParam reports $name or ${name}: no operator, subscript, length,
+// indirection or other form that evaluates or changes anything.
+func plainParam(p *syntax.ParamExp) bool {
+	return p.Param != nil && p.Flags == nil && !p.Excl && !p.Length && !p.Width && !p.IsSet &&
+		p.Split == syntax.OptUnset && p.GlobSubst == syntax.OptUnset && p.RcExpand == syntax.OptUnset &&
+		p.NestedParam == nil && p.Index == nil && len(p.Modifiers) == 0 && p.Slice == nil &&
+		p.Repl == nil && p.Names == 0 && p.Exp == nil
+}
+
+// boundParam is the binding a word that is exactly "$name" or
+// "${name}" refers to, when the text bound name to a value.
+func boundParam(w *syntax.Word, bound bindings) *Word {
+	if len(bound) == 0 || len(w.Parts) != 1 {
+		return nil
+	}
+	dq, ok := w.Parts[0].(*syntax.DblQuoted)
+	if !ok || dq.Dollar || len(dq.Parts) != 1 {
+		return nil
+	}
+	pe, ok := dq.Parts[0].(*syntax.ParamExp)
+	if !ok || !plainParam(pe) {
+		return nil
+	}
+	return bound[pe.Param.Value]
 }
 
 func (b *wordBuf) add(c byte, bare bool) {
@@ -67,7 +145,32 @@ func (b *wordBuf) dynamic(why string) {
 // unchanged by any run-time expansion, and marks it dynamic otherwise.
 // src is the text w was parsed from, used to render dynamic words.
 func resolveWord(src string, w *syntax.Word, mode wordMode) Word {
+	return resolveBound(src, w, mode, nil)
+}
+
+// resolveBound is resolveWord where the text binds the variables in
+// bound: a word that is exactly "$name" for a name bound to a value is
+// that value (a literal, or a safe pattern standing for one of its
+// expansions), and a double-quoted expansion of a bound name may make
+// a word Quoted. A word that is exactly one process substitution <(…)
+// or >(…) is the descriptor path bash passes in its place.
+func resolveBound(src string, w *syntax.Word, mode wordMode, bound bindings) Word {
 	out := Word{Pos: toPos(w.Pos())}
+	if v := boundParam(w, bound); v != nil && mode == modeArg {
+		out = *v
+		out.Pos = toPos(w.Pos())
+		return out
+	}
+	if len(w.Parts) == 1 && mode == modeArg {
+		if _, ok := w.Parts[0].(*syntax.ProcSubst); ok {
+			// bash runs the commands (the walker lists them) and
+			// passes /dev/fd/N, a pipe to or from them, in place of
+			// the word; N is 63 for the first one, lower for more. A
+			// program given it as a path touches only that pipe.
+			out.Value, out.Literal = "/dev/fd/63", true
+			return out
+		}
+	}
 	if len(w.Parts) == 1 {
 		// Fast paths: a plain unquoted word, or one in single quotes.
 		switch p := w.Parts[0].(type) {
@@ -83,9 +186,12 @@ func resolveWord(src string, w *syntax.Word, mode wordMode) Word {
 			}
 		}
 	}
-	var b wordBuf
+	b := wordBuf{bound: bound}
 	for _, p := range w.Parts {
 		resolvePart(&b, src, p, false)
+	}
+	if b.why != "" && !b.unquoted && expansionIn(b.val, b.bare, mode) == "" {
+		out.Quoted = true
 	}
 	if b.why == "" {
 		b.why = expansionIn(b.val, b.bare, mode)
@@ -132,6 +238,7 @@ func resolvePart(b *wordBuf, src string, p syntax.WordPart, quoted bool) {
 	case *syntax.DblQuoted:
 		if p.Dollar {
 			b.dynamic(whyLocale)
+			b.unquoted = true
 		}
 		for _, q := range p.Parts {
 			if cs, ok := q.(*syntax.CmdSubst); ok {
@@ -144,8 +251,16 @@ func resolvePart(b *wordBuf, src string, p syntax.WordPart, quoted bool) {
 		}
 	case *syntax.ParamExp:
 		b.dynamic(whyParam)
+		if !quoted || !plainParam(p) {
+			b.unquoted = true
+		} else if _, ok := b.bound[p.Param.Value]; !ok && !shellSet(p.Param.Value) {
+			b.unquoted = true
+		}
 	case *syntax.CmdSubst:
 		b.dynamic(whyCmdSubst)
+		if !quoted {
+			b.unquoted = true
+		}
 	case *syntax.ArithmExp:
 		// Constants only: $((60*5)) is exactly 300.
 		if v, ok := constArith(p.X); ok && !p.Unsigned {
@@ -153,14 +268,19 @@ func resolvePart(b *wordBuf, src string, p syntax.WordPart, quoted bool) {
 			break
 		}
 		b.dynamic(whyArithExp)
+		b.unquoted = true
 	case *syntax.ProcSubst:
 		b.dynamic(whyProcSubst)
+		b.unquoted = true
 	case *syntax.ExtGlob:
 		b.dynamic(whyGlob)
+		b.unquoted = true
 	case *syntax.BraceExp:
 		b.dynamic(whyBrace)
+		b.unquoted = true
 	default:
 		b.dynamic("unknown word part")
+		b.unquoted = true
 	}
 }
 
@@ -263,6 +383,7 @@ func ansiC(b *wordBuf, s string) {
 			}
 			if n > 0x7f {
 				b.dynamic(whyLocaleEsc)
+				b.unquoted = true
 				var enc [utf8.UTFMax]byte
 				b.val = append(b.val, enc[:utf8.EncodeRune(enc[:], rune(n))]...)
 				for range utf8.RuneLen(rune(n)) {

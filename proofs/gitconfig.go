@@ -105,6 +105,11 @@ func scanGitConfig(name string, b []byte) string {
 			return name + ": " + section + "." + key + " names a program"
 		case section == "interactive" && key == "difffilter":
 			return name + ": interactive.diffFilter names a program"
+		case section == "man" || section == "browser" || section == "web" || section == "instaweb" ||
+			section == "help" && (key == "format" || key == "browser" || key == "htmlpath"):
+			// git help (and CMD --help) runs man.viewer,
+			// man.<tool>.cmd or a browser the config names.
+			return name + ": " + section + "." + key + " chooses how git help shows pages"
 		}
 	}
 	if sc.Err() != nil {

@@ -161,3 +161,17 @@ func TestLookalikes(t *testing.T) {
 		t.Errorf(".env.example matched %s", m)
 	}
 }
+
+// TestGlobClimbs: only a segment that starts with '.' can match . or ..
+// in bash (dotglob or not), so only such a segment may climb.
+func TestGlobClimbs(t *testing.T) {
+	for pattern, want := range map[string]bool{
+		"*/": false, "src/**/*.ts": false, "*": false, "?": false, "[.]*": false, "src/?*/x": false,
+		".*": true, ".?": true, "src/.*/x": true, ".[.]": true, "a/.*": true,
+		".env": false, "..": false,
+	} {
+		if got := globClimbs(pattern); got != want {
+			t.Errorf("globClimbs(%q) = %v, want %v", pattern, got, want)
+		}
+	}
+}

@@ -422,10 +422,14 @@ func sensitiveInWord(ps Paths, cwd, word string) string {
 }
 
 // globClimbs reports a pattern with a segment that matches "." or "..":
-// bash before 5.2 lets .* match both, so ls .* lists the parent.
+// bash before 5.2 lets .* match both, so ls .* lists the parent. A
+// segment that does not begin with a literal '.' never matches them,
+// dotglob or not: bash's glob (skipname in lib/glob/glob.c) skips "."
+// and ".." unless the segment's pattern starts with '.' (or "\."), so
+// */ and src/**/*.ts cannot climb.
 func globClimbs(pattern string) bool {
 	for _, seg := range strings.Split(pattern, "/") {
-		if !strings.ContainsAny(seg, "*?[") {
+		if !strings.ContainsAny(seg, "*?[") || !strings.HasPrefix(seg, ".") {
 			continue
 		}
 		if ok, _ := path.Match(seg, ".."); ok {
