@@ -10,7 +10,6 @@
 # loopback ports, and measures in ONE hyperfine run, on the same two Claude
 # PreToolUse Bash payloads (`ls -la src` and `rm -rf ~/x`):
 #   floor     a static Go binary that reads stdin and prints {}
-#   light     narrowd-hook claude (cmd/narrowd-hook, no engine linked), daemon up
 #   shim      narrowd hook claude, daemon up
 #   fallback  narrowd hook claude, daemon down (in-process engine)
 #   curl      an HTTP round trip to the daemon's /hook/claude (curl is a
@@ -63,7 +62,6 @@ chmod 700 "$work/run"
 say "building"
 go version
 go build -o "$work/narrowd" ./cmd/narrowd
-go build -o "$work/narrowd-hook" ./cmd/narrowd-hook
 cat >"$work/floor.go" <<'EOF'
 package main
 
@@ -78,7 +76,7 @@ func main() {
 }
 EOF
 (cd "$work" && CGO_ENABLED=0 GOFLAGS= go build -o floor floor.go)
-ls -l "$work/narrowd" "$work/narrowd-hook" "$work/floor" | awk '{print $5, $NF}'
+ls -l "$work/narrowd" "$work/floor" | awk '{print $5, $NF}'
 
 payload() { # name command
 	python3 - "$1" "$2" "$work" <<'EOF'
@@ -130,7 +128,6 @@ say "hyperfine: one run, both payloads, every command (runs >= $runs each)"
 sh_exec() { printf "sh -c 'exec %s'" "$1"; }
 cmds=(
 	"$(sh_exec "$work/floor < $work/{p}.json")"
-	"$(sh_exec "$work/narrowd-hook --socket $sock claude < $work/{p}.json")"
 	"$(sh_exec "$work/narrowd hook --socket $sock claude < $work/{p}.json")"
 	"$(sh_exec "$work/narrowd hook --socket $work/run/absent.sock claude < $work/{p}.json")"
 	"$(sh_exec "curl -s --data-binary @$work/{p}.json http://127.0.0.1:$port/hook/claude")"
@@ -157,7 +154,6 @@ import json, re, sys
 work = sys.argv[1]
 def name(cmd):
     who = ("fallback" if "absent.sock" in cmd else "shim" if "narrowd hook --socket " in cmd else
-           "light" if "narrowd-hook --socket " in cmd else
            "floor" if "/floor <" in cmd else "curl" if "exec curl" in cmd else
            "ccsn" if "cc-safety-net" in cmd else "?")
     return who + (" ls" if "/ls.json" in cmd else " rm")
@@ -167,17 +163,17 @@ def p99(name):
     t = sorted(res[name]["times"]); return t[min(len(t) - 1, int(len(t) * 0.99))] * 1e3
 print("per-call wall time, milliseconds (hyperfine -N, each command run as sh -c 'exec ...'):")
 print(f"  {'':10} {'payload':8} {'median':>8} {'p99':>8}")
-for who in ["floor", "light", "shim", "fallback", "curl", "ccsn"]:
+for who in ["floor", "shim", "fallback", "curl", "ccsn"]:
     for p in ["ls", "rm"]:
         n = f"{who} {p}"
         if n in res:
             print(f"  {who:10} {p:8} {med(n):8.1f} {p99(n):8.1f}")
 print("ratios of medians (per payload):")
 for p in ["ls", "rm"]:
-    f, s, l, c, fb = med(f"floor {p}"), med(f"shim {p}"), med(f"light {p}"), med(f"ccsn {p}"), med(f"fallback {p}")
-    line = f"  {p}: light/floor {l / f:.2f}x, shim/floor {s / f:.2f}x, fallback/floor {fb / f:.2f}x"
+    f, s, c, fb = med(f"floor {p}"), med(f"shim {p}"), med(f"ccsn {p}"), med(f"fallback {p}")
+    line = f"  {p}: shim/floor {s / f:.2f}x, fallback/floor {fb / f:.2f}x"
     if c is not None:
-        line += f"; narrowd faster than cc-safety-net: light {c / l:.1f}x, shim {c / s:.1f}x, fallback {c / fb:.1f}x"
+        line += f"; narrowd faster than cc-safety-net: shim {c / s:.1f}x, fallback {c / fb:.1f}x"
     else:
         line += ", cc-safety-net NOT MEASURED"
     print(line)

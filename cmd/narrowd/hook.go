@@ -29,7 +29,7 @@ func runHook(ctx context.Context, e env, args []string) (err error) {
 	agentFlag := fs.String("agent", "", "the agent that runs the hook, or auto to tell from the payload")
 	socket := fs.String("socket", "", "the daemon's socket (default $XDG_RUNTIME_DIR/narrowd/narrowd.sock)")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the daemon before judging in-process")
-	offline := fs.Bool("offline", false, "judge in-process without asking the daemon (narrowd-hook passes it when the daemon is unreachable)")
+	offline := fs.Bool("offline", false, "judge in-process without asking the daemon")
 	event := fs.String("event", "", "the hook event this command is configured for (Copilot: preToolUse, permissionRequest, postToolUse)")
 	configPath := fs.String("config", "", "config file, read only to find the socket or to judge in-process")
 	var inter *bool
