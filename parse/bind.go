@@ -2,6 +2,7 @@ package parse
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -47,7 +48,57 @@ func (w *walker) loopValues(l *syntax.WordIter, body []*syntax.Stmt) []Word {
 	if len(values) == 0 || len(values) > maxLoopValues {
 		return nil
 	}
+	if slices.ContainsFunc(values, func(v Word) bool { return v.Glob }) && !onlyArgUses(body, l.Name.Value) {
+		// A pattern's expansion must reach a program as a word of
+		// its own, where the proofs check that the pattern stays in
+		// the workspace: "$f" inside other text (echo "x $f"), a
+		// test or an assignment would show or use names from
+		// anywhere unchecked.
+		return nil
+	}
 	return values
+}
+
+// onlyArgUses reports whether every expansion of name in body is a whole
+// "$name" argument of a simple command or redirect target, the places
+// the walker substitutes a bound value.
+func onlyArgUses(body []*syntax.Stmt, name string) bool {
+	whole := map[*syntax.ParamExp]bool{}
+	mark := func(w *syntax.Word) {
+		if w == nil || len(w.Parts) != 1 {
+			return
+		}
+		dq, ok := w.Parts[0].(*syntax.DblQuoted)
+		if !ok || dq.Dollar || len(dq.Parts) != 1 {
+			return
+		}
+		if pe, ok := dq.Parts[0].(*syntax.ParamExp); ok && plainParam(pe) && pe.Param.Value == name {
+			whole[pe] = true
+		}
+	}
+	ok := true
+	for _, s := range body {
+		syntax.Walk(s, func(n syntax.Node) bool {
+			switch n := n.(type) {
+			case *syntax.CallExpr:
+				for _, a := range n.Args {
+					mark(a)
+				}
+			case *syntax.Redirect:
+				if n.Op != syntax.Hdoc && n.Op != syntax.DashHdoc && n.Op != syntax.WordHdoc {
+					mark(n.Word)
+				}
+			}
+			return true
+		})
+		syntax.Walk(s, func(n syntax.Node) bool {
+			if pe, isPE := n.(*syntax.ParamExp); isPE && pe.Param != nil && pe.Param.Value == name && !whole[pe] {
+				ok = false
+			}
+			return ok
+		})
+	}
+	return ok
 }
 
 // readNames returns the names a while loop's condition reads, when the

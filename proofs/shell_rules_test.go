@@ -76,6 +76,8 @@ func TestShellRules(t *testing.T) {
 		{`for f in a b; do rm "$f"; done`, false},
 		{`for f in ../*; do cat "$f"; done`, false},
 		{`for f in /etc/*; do cat "$f"; done`, false},
+		{`for f in /etc/*; do echo "name: $f"; done`, false},
+		{`for f in /root/.ssh/*; do echo "$f"; done`, false},
 		{`for f in .e*; do cat "$f"; done`, false},
 		{`for f in a .env; do cat "$f"; done`, false},
 		{`for f in $(ls); do cat "$f"; done`, false},
