@@ -485,6 +485,7 @@ func TestAnalyzeProven(t *testing.T) {
 		{name: "for-glob-in-test", src: `for f in src/*; do [[ -f "$f" ]] && echo "$f"; done`},
 		{name: "for-glob-in-assign", src: `for f in src/*; do g="$f"; echo "$g"; done`},
 		{name: "for-literal-in-text", src: `for f in a b; do echo "name: $f"; done`, proven: true},
+		{name: "for-nested-budget", src: strings.Repeat(`for a in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do `, 6) + `echo "$a"` + strings.Repeat(`; done`, 6), proven: true},
 		{name: "for-cd", src: `for d in a b; do cd "$d"; ls; done`},
 		{name: "unknown-command", src: "frobnicate --all"},
 		{name: "parse-error", src: "ls 'x"},

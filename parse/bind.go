@@ -13,6 +13,11 @@ import (
 // the variable unbound.
 const maxLoopValues = 16
 
+// maxLoopWalks bounds the extra body walks all for loops of one text may
+// cost together, so that nested loops cannot multiply the work: past
+// it, a loop's body is analyzed once with its variable unknown.
+const maxLoopWalks = 64
+
 // loopValues returns the words a for loop binds its variable to, when
 // the body may be analyzed once per word: the list is given ("in"), each
 // of its words is literal or a safe pattern (one expansion of it is a
@@ -21,7 +26,20 @@ const maxLoopValues = 16
 // nothing in it can assign it. Otherwise nil: the body is analyzed once
 // with the variable unknown.
 func (w *walker) loopValues(l *syntax.WordIter, body []*syntax.Stmt) []Word {
-	if !l.InPos.IsValid() || len(l.Items) == 0 || l.Name == nil || !bindable(l.Name.Value) {
+	if !l.InPos.IsValid() || len(l.Items) == 0 || l.Name == nil || !bindable(l.Name.Value) ||
+		w.loopWalks >= maxLoopWalks {
+		return nil
+	}
+	var values []Word
+	for _, x := range l.Items {
+		for _, v := range resolveArgsBound(w.src, x, w.bound) {
+			if !v.Literal && !v.Glob {
+				return nil
+			}
+			values = append(values, v)
+		}
+	}
+	if len(values) == 0 || len(values) > maxLoopValues || w.loopWalks+len(values) > maxLoopWalks {
 		return nil
 	}
 	used := false
@@ -36,18 +54,6 @@ func (w *walker) loopValues(l *syntax.WordIter, body []*syntax.Stmt) []Word {
 		// all.
 		return nil
 	}
-	var values []Word
-	for _, x := range l.Items {
-		for _, v := range resolveArgsBound(w.src, x, w.bound) {
-			if !v.Literal && !v.Glob {
-				return nil
-			}
-			values = append(values, v)
-		}
-	}
-	if len(values) == 0 || len(values) > maxLoopValues {
-		return nil
-	}
 	if slices.ContainsFunc(values, func(v Word) bool { return v.Glob }) && !onlyArgUses(body, l.Name.Value) {
 		// A pattern's expansion must reach a program as a word of
 		// its own, where the proofs check that the pattern stays in
@@ -56,6 +62,7 @@ func (w *walker) loopValues(l *syntax.WordIter, body []*syntax.Stmt) []Word {
 		// anywhere unchecked.
 		return nil
 	}
+	w.loopWalks += len(values)
 	return values
 }
 

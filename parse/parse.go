@@ -165,6 +165,9 @@ type walker struct {
 	dir dirState
 	// bound are the variables the text binds at the current point.
 	bound bindings
+	// loopWalks counts the body walks for loops with bound variables
+	// have cost so far (see maxLoopWalks).
+	loopWalks int
 }
 
 func (w *walker) unproven(p syntax.Pos, why string) {
