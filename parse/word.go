@@ -87,9 +87,11 @@ func bindable(name string) bool {
 }
 
 // shellSet reports the parameters bash sets itself whose values hold
-// nothing from the environment: the working directory and the status,
-// count, process and option parameters. PWD only while the text
-// assigns it nowhere (the walker checks).
+// nothing from the environment: the status, count, process and option
+// parameters ($? $# $$ $! $-). PWD, which bash resets at startup to a
+// name of the working directory unless the inherited value already
+// names it, is bound by Parse instead, and only when the text assigns
+// it nowhere.
 func shellSet(name string) bool {
 	switch name {
 	case "?", "#", "$", "!", "-":
