@@ -915,11 +915,14 @@ func (r *run) ps(p parsed) {
 const setLetters = "euxvfCETabmnhP"
 
 // setOptions are the set -o and shopt names allowed, for the same reason.
+// dotglob, globstar and nocaseglob are not: narrowd proves pathname
+// patterns under bash's default matching (a leading dot is matched only
+// explicitly, ** is *, case matters), and they would change what a
+// pattern can reach.
 var setOptions = [...]string{
 	"errexit", "nounset", "pipefail", "xtrace", "verbose", "noglob", "noclobber",
 	"errtrace", "functrace", "allexport", "noexec", "notify", "monitor", "hashall",
-	"physical", "nullglob", "failglob", "dotglob", "globstar", "nocaseglob",
-	"nocasematch", "lastpipe", "inherit_errexit",
+	"physical", "nullglob", "failglob", "nocasematch", "lastpipe", "inherit_errexit",
 }
 
 // set checks set and shopt words (see setLetters and setOptions).

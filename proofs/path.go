@@ -252,24 +252,55 @@ func (ps Paths) escape(root, abs string, depth int) string {
 // ReadFile reads a file, for the few files narrowd reads itself.
 func (OSDisk) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }
 
-// globMaySensitive returns a sensitive name that some segment of a
-// pattern can match (.e?v matches .env), or "". Samples come from the
-// literal segments of the sensitive patterns, with * read as one letter.
+// globMaySensitive returns a sensitive path that an expansion of the
+// pattern could name (.e?v can name .env), or "". Each sensitive pattern
+// gives a sample path (** dropped, * read as one letter); the pattern's
+// segments after its literal directory are laid over the sample's last
+// segments. Bash's default matching is assumed, which the parser
+// enforces by refusing shopt dotglob, nocaseglob and globstar: a leading
+// dot is matched only by a segment that starts with one.
 func (ps Paths) globMaySensitive(pattern string) string {
-	for _, seg := range strings.Split(pattern, "/") {
-		if !strings.ContainsAny(seg, "*?[") {
+	segs := strings.Split(strings.TrimSuffix(pattern, "/"), "/")
+	first := 0
+	for i, seg := range segs {
+		if strings.ContainsAny(seg, "*?[") {
+			first = i
+			break
+		}
+	}
+	tail := segs[first:]
+	dirOnly := strings.HasSuffix(pattern, "/")
+	for _, pat := range ps.Sensitive {
+		var sample []string
+		for _, seg := range strings.Split(pat, "/") {
+			if seg != "**" && seg != "" {
+				sample = append(sample, strings.ReplaceAll(seg, "*", "x"))
+			}
+		}
+		if dirOnly && !strings.HasSuffix(pat, "/**") {
+			// A directory-only pattern can name a sensitive
+			// directory (its trailing ** is already dropped), never
+			// a sensitive file.
 			continue
 		}
-		for _, pat := range ps.Sensitive {
-			for _, ps := range strings.Split(pat, "/") {
-				if ps == "**" || ps == "" {
-					continue
-				}
-				sample := strings.ReplaceAll(ps, "*", "x")
-				if ok, _ := path.Match(seg, sample); ok {
-					return sample
-				}
+		if len(sample) == 0 || len(sample) > len(tail) {
+			continue
+		}
+		off := len(tail) - len(sample)
+		match := true
+		for i, s := range sample {
+			seg := tail[off+i]
+			if strings.HasPrefix(s, ".") && !strings.HasPrefix(seg, ".") {
+				match = false
+				break
 			}
+			if ok, _ := path.Match(seg, s); !ok {
+				match = false
+				break
+			}
+		}
+		if match {
+			return strings.Join(sample, "/")
 		}
 	}
 	return ""

@@ -175,3 +175,32 @@ func TestGlobClimbs(t *testing.T) {
 		}
 	}
 }
+
+func TestGlobMaySensitive(t *testing.T) {
+	t.Parallel()
+	ps := NewPaths([]string{"/w"}, nil, nil)
+	tests := []struct {
+		pattern string
+		may     bool
+	}{
+		{".e?v", true},
+		{".en[v]", true},
+		{"src/*.pem", true},
+		{"c*/id_*", true},
+		{"*/.env", true},
+		{".ss?/", true},
+		{".aw?/credentials", true},
+		{".g*/hooks/*", true},
+		{"*", true}, // credentials, id_rsa…: a bare star can name a sensitive file
+		{"*/", false},
+		{"src/**/*.ts", false},
+		{"*.go", false},
+		{"dist/*.js", false},
+		{"docs/*.md", false},
+	}
+	for _, tt := range tests {
+		if got := ps.globMaySensitive(tt.pattern) != ""; got != tt.may {
+			t.Errorf("globMaySensitive(%q) = %v, want %v", tt.pattern, got, tt.may)
+		}
+	}
+}

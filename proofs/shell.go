@@ -253,12 +253,7 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 	}
 	l.Levels[rules.Financial] = fin
 	why[rules.Financial] = "financial " + rules.Financial.Name(fin) + " per the table"
-	if l.Levels[rules.Egress] == rules.Egress.Max() {
-		// A request to any host can reach a payment API with the
-		// credentials in the environment (P1, P4).
-		l.Levels[rules.Financial] = rules.Financial.Max()
-		why[rules.Financial] = "reaches any host, which can include a payment API (P1)"
-	}
+
 	return l, why, pureDelete
 }
 
