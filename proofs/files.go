@@ -94,17 +94,26 @@ func searchRoot(c *claims, spec rules.InputSpec, input map[string]any, cwd strin
 			}
 		}
 	}
-	for _, r := range roots {
-		w := ps.Resolve(cwd, r)
-		if !w.Inside {
-			c.add("path-outside", rules.Proven, r, w.Why, effectNone)
-			return
-		}
-		c.add("path-inside", rules.Proven, r, fmt.Sprintf("search root %s stays under workspace %s", w.Abs, w.Root), effectNone)
-		pathRaises(c, ps, w, r)
+	if !allInside(c, ps, cwd, roots, "search root ") {
+		return
 	}
 	c.add("search-inside", rules.Proven, strings.Join(roots, " "), "every search root is inside the workspace, so the call reads a set of workspace files (§3.2)", bound(rules.Scope, 1))
 	c.add("bounded-root", rules.Proven, strings.Join(roots, " "), "the search root is proven; the argument no longer reaches the account (§4.3)", factIs(rules.OpenWorld, false))
+}
+
+// allInside records one path-inside claim per path, with its raises, and
+// reports false at the first path that is not proven inside.
+func allInside(c *claims, ps Paths, cwd string, paths []string, what string) bool {
+	for _, p := range paths {
+		w := ps.Resolve(cwd, p)
+		if !w.Inside {
+			c.add("path-outside", rules.Proven, p, w.Why, effectNone)
+			return false
+		}
+		c.add("path-inside", rules.Proven, p, fmt.Sprintf("%s%s stays under workspace %s", what, w.Abs, w.Root), effectNone)
+		pathRaises(c, ps, w, p)
+	}
+	return true
 }
 
 func hasDotDot(p string) bool {
@@ -144,14 +153,8 @@ func patch(c *claims, text, cwd string, ps Paths) {
 		c.add("patch-unreadable", rules.Proven, "patch", "the envelope names no file", effectNone)
 		return
 	}
-	for _, f := range files {
-		w := ps.Resolve(cwd, f)
-		if !w.Inside {
-			c.add("path-outside", rules.Proven, f, w.Why, effectNone)
-			return
-		}
-		c.add("path-inside", rules.Proven, f, fmt.Sprintf("%s stays under workspace %s", w.Abs, w.Root), effectNone)
-		pathRaises(c, ps, w, f)
+	if !allInside(c, ps, cwd, files, "") {
+		return
 	}
 	subject := strings.Join(files, " ")
 	scope := rules.Level(0)
@@ -160,12 +163,12 @@ func patch(c *claims, text, cwd string, ps Paths) {
 	}
 	c.add("patch-files", rules.Proven, subject, fmt.Sprintf("%d added, %d updated, %d deleted, all inside the workspace", adds, updates, deletes), bound(rules.Scope, scope))
 	c.add("bounded-paths", rules.Proven, subject, "every path of the patch is proven; the argument no longer reaches the account (§4.3)", factIs(rules.OpenWorld, false))
-	switch {
-	case updates == 0 && deletes == 0:
+	if deletes == 0 {
+		c.add("patch-no-delete", rules.Proven, subject, "no file is deleted; updated files survive with new content (§4.4)", factIs(rules.PureDeletion, false))
+	}
+	if updates == 0 && deletes == 0 {
 		c.add("patch-adds-only", rules.Proven, subject, "the patch only adds files", bound(rules.Mutation, 1))
 		c.add("patch-adds-only", rules.Proven, subject, "an added file is undone by removing it", bound(rules.Reversibility, 0))
-	case deletes == 0:
-		c.add("patch-no-delete", rules.Proven, subject, "no file is deleted; updated files survive with new content (§4.4)", factIs(rules.PureDeletion, false))
 	}
 }
 
