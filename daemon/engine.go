@@ -106,6 +106,12 @@ func (e *Engine) Profile() *rules.Profile { return e.profile }
 // problem becomes a deny with a fixed reason, and never an allow.
 func (e *Engine) Judge(call rules.Call, sess rules.Session) (v rules.Verdict) {
 	defer func() {
+		// The schema promises a list, never null.
+		if v.Evidence == nil {
+			v.Evidence = []rules.Evidence{}
+		}
+	}()
+	defer func() {
 		if r := recover(); r != nil {
 			v = failVerdict(call, "error-internal", "narrowd hit an internal error and refused the call")
 		}
@@ -239,6 +245,7 @@ func (e *Engine) evidence(spec rules.InputSpec, call rules.Call) []rules.Evidenc
 func failVerdict(call rules.Call, rule, reason string) rules.Verdict {
 	return rules.Verdict{
 		Agent: call.Agent, Tool: call.Tool, Key: call.Agent + "/" + call.Tool,
+		Evidence:       []rules.Evidence{},
 		Decision:       rules.Decision{Outcome: rules.Deny, Rule: rule, Reason: reason},
 		CeilingOutcome: rules.Deny,
 		RiskClass:      "unlabelled",

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"encoding/json"
 	"fmt"
 )
 
@@ -168,20 +167,13 @@ type Verdict struct {
 	// unlabelled (unknown, spec §1 and seed 001).
 	Ceiling *Labels `json:"ceiling"`
 	// Narrowed is the ceiling after proven evidence; nil when unlabelled.
-	Narrowed       *Labels    `json:"narrowed"`
+	Narrowed *Labels `json:"narrowed"`
+	// Evidence is never nil in a verdict the engine returns, so the
+	// JSON is always a list.
 	Evidence       []Evidence `json:"evidence"`
 	Decision       Decision   `json:"decision"`
 	CeilingOutcome Outcome    `json:"ceiling_outcome"`
 	RiskClass      string     `json:"risk_class"`
-}
-
-// MarshalJSON keeps evidence an empty list, never null.
-func (v Verdict) MarshalJSON() ([]byte, error) {
-	type plain Verdict
-	if v.Evidence == nil {
-		v.Evidence = []Evidence{}
-	}
-	return json.Marshal(plain(v))
 }
 
 // Session is what narrowd knows of the earlier calls in the same agent
