@@ -177,3 +177,31 @@ func BenchmarkNewEngine(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHTTPParallel is decisions per second from 64 concurrent
+// clients on the loopback HTTP hook with keep-alive connections, the shape
+// of Claude Code's "type":"http" hooks: no process and no connection per
+// call, the audit fsync shared by group commit.
+func BenchmarkHTTPParallel(b *testing.B) {
+	d := startDaemon(b, nil)
+	payloads := [][]byte{
+		claudePayload("PreToolUse", "b7", "Bash", map[string]any{"command": "ls -la src"}),
+		claudePayload("PreToolUse", "b7", "Bash", map[string]any{"command": "rm -rf ~/x"}),
+		mcpCall("b7"),
+	}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
+	b.SetParallelism(32) // × GOMAXPROCS (2 here) = 64 clients
+	var n atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(n.Add(1))
+		for pb.Next() {
+			i++
+			code, _, err := d.postClaude(hc, payloads[i%len(payloads)])
+			if err != nil || code != 200 {
+				b.Error(code, err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+}
