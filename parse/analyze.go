@@ -137,17 +137,7 @@ func (z *analyzer) command(c *Command, fr frame) {
 		if len(paths) == 0 {
 			return
 		}
-		p := Program{
-			Name:       "redirect",
-			Pos:        c.Pos,
-			Known:      true,
-			Rule:       "redirect",
-			Mutation:   "read",
-			Financial:  "none",
-			Net:        net,
-			Wrappers:   fr.wrappers,
-			Privileged: fr.privileged,
-		}
+		p := shellProgram("redirect", nil, c.Pos, fr, net)
 		addPaths(&p, paths)
 		z.add(p, fr)
 		return
@@ -177,18 +167,7 @@ func (z *analyzer) command(c *Command, fr frame) {
 // reads exactly WORDS from the pipe and runs CMD ARGS… WORDS once (they
 // are few and plain: no quote, backslash or blank, see echoOutput).
 func (z *analyzer) xargs(c *Command, fr frame, paths []PathArg, net Net) {
-	p := Program{
-		Name:       "xargs",
-		Argv:       c.Argv,
-		Pos:        c.Pos,
-		Known:      true,
-		Rule:       "xargs",
-		Mutation:   "read",
-		Financial:  "none",
-		Net:        net,
-		Wrappers:   fr.wrappers,
-		Privileged: fr.privileged,
-	}
+	p := shellProgram("xargs", c.Argv, c.Pos, fr, net)
 	addPaths(&p, paths)
 	z.add(p, fr)
 	inner := frame{
@@ -201,14 +180,14 @@ func (z *analyzer) xargs(c *Command, fr frame, paths []PathArg, net Net) {
 	z.argv(argv, c.Argv[1].Pos, inner, nil, NoNet)
 }
 
-// decl judges a declaration builtin itself: its assignments were judged
-// with the command's Env; what is left are its options.
-func (z *analyzer) decl(c *Command, fr frame, paths []PathArg, net Net) {
-	name := c.Argv[0].Value
-	p := Program{
+// shellProgram is a program the analyzer judges itself rather than the
+// table (a bare redirect, a declaration builtin, xargs fed by echo): known,
+// read-only by itself, with the frame's wrappers and privilege.
+func shellProgram(name string, argv []Word, pos Pos, fr frame, net Net) Program {
+	return Program{
 		Name:       name,
-		Argv:       c.Argv,
-		Pos:        c.Pos,
+		Argv:       argv,
+		Pos:        pos,
 		Known:      true,
 		Rule:       name,
 		Mutation:   "read",
@@ -217,6 +196,13 @@ func (z *analyzer) decl(c *Command, fr frame, paths []PathArg, net Net) {
 		Wrappers:   fr.wrappers,
 		Privileged: fr.privileged,
 	}
+}
+
+// decl judges a declaration builtin itself: its assignments were judged
+// with the command's Env; what is left are its options.
+func (z *analyzer) decl(c *Command, fr frame, paths []PathArg, net Net) {
+	name := c.Argv[0].Value
+	p := shellProgram(name, c.Argv, c.Pos, fr, net)
 	opts := "aAfFgilnprtuxI" // declare, typeset, local
 	switch name {
 	case "export":
