@@ -38,6 +38,10 @@ type Engine struct {
 	profile   *rules.Profile
 	knowledge *parse.Knowledge
 	disk      proofs.Disk
+	// paths holds the sensitive list and disk, built once; roots are the
+	// configured and profile workspaces added after each call's own.
+	paths proofs.Paths
+	roots []string
 }
 
 // NewEngine builds the pipeline. A profile, label file or table that does
@@ -76,6 +80,8 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if !cfg.NoDisk {
 		e.disk = proofs.OSDisk{}
 	}
+	e.paths = proofs.NewPaths(nil, e.profile.Sensitive(), e.disk)
+	e.roots = append(slices.Clip(cfg.Workspaces), e.profile.Workspaces()...)
 	return e, nil
 }
 
@@ -220,9 +226,7 @@ func mcpName(agent, name string) (server, tool string, ok bool) {
 
 // evidence gathers what narrowd can prove about one call's arguments.
 func (e *Engine) evidence(spec rules.InputSpec, call rules.Call) []rules.Evidence {
-	roots := append(append([]string{}, call.Workspaces...), e.cfg.Workspaces...)
-	roots = append(roots, e.profile.Workspaces()...)
-	ps := proofs.NewPaths(roots, e.profile.Sensitive(), e.disk)
+	ps := e.paths.WithRoots(append(slices.Clip(call.Workspaces), e.roots...))
 	cwd := call.Cwd
 	if spec.Kind == rules.InputShell {
 		if dir, _ := call.Input[spec.Dir].(string); spec.Dir != "" && dir != "" {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"unicode"
@@ -71,21 +72,27 @@ func (OSDisk) Readlink(name string) (string, error) { return os.Readlink(name) }
 // unclean after cleaning, or the file system root: a workspace of "/"
 // would make every path inside.
 func NewPaths(roots, sensitive []string, disk Disk) Paths {
-	p := Paths{Disk: disk}
-	seen := map[string]bool{}
+	p := Paths{Disk: disk, Sensitive: append(DefaultSensitive(), sensitive...)}
+	return p.WithRoots(roots)
+}
+
+// WithRoots returns a copy of ps with more workspace roots, cleaned the
+// way [NewPaths] cleans them. The engine builds its sensitive list once
+// and adds each call's project dir here.
+func (ps Paths) WithRoots(roots []string) Paths {
+	out := ps
+	out.Roots = slices.Clip(ps.Roots)
 	for _, r := range roots {
 		if !filepath.IsAbs(r) || !pathClean(r) {
 			continue
 		}
 		c := filepath.Clean(r)
-		if c == "/" || seen[c] {
+		if c == "/" || slices.Contains(out.Roots, c) {
 			continue
 		}
-		seen[c] = true
-		p.Roots = append(p.Roots, c)
+		out.Roots = append(out.Roots, c)
 	}
-	p.Sensitive = append(DefaultSensitive(), sensitive...)
-	return p
+	return out
 }
 
 // pathClean reports that s has no NUL, control or invisible formatting
