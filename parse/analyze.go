@@ -568,7 +568,7 @@ func addPaths(p *Program, paths []PathArg) {
 	}
 	p.Paths = append(slices.Clip(p.Paths), paths...)
 	for _, pa := range paths {
-		if pa.Word.Literal && harmlessDevice(pa.Word.Value) {
+		if pa.Word.Literal && HarmlessDevice(pa.Word.Value) {
 			// Writing to /dev/null or a standard stream changes nothing.
 			continue
 		}
@@ -578,8 +578,9 @@ func addPaths(p *Program, paths []PathArg) {
 	}
 }
 
-// harmlessDevice reports the null device and the standard streams.
-func harmlessDevice(name string) bool {
+// HarmlessDevice reports the null device and the standard streams, paths
+// whose reading or writing changes nothing and reaches nobody.
+func HarmlessDevice(name string) bool {
 	switch name {
 	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin":
 		return true

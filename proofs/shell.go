@@ -117,7 +117,7 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 	for _, pa := range p.Paths {
 		name := pa.Word.Value
 		switch {
-		case name == "/dev/null" || name == "/dev/stdout" || name == "/dev/stderr" || name == "/dev/stdin" || strings.HasPrefix(name, "/dev/fd/"):
+		case pa.Word.Literal && parse.HarmlessDevice(name):
 			c.add("harmless-device", rules.Proven, name, "a standard stream or the null device", effectNone)
 			continue
 		case strings.HasPrefix(name, "/dev/tcp/") || strings.HasPrefix(name, "/dev/udp/"):
