@@ -116,20 +116,10 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 	recursive := false
 	for _, pa := range p.Paths {
 		name := pa.Word.Value
-		switch {
-		case pa.Word.Literal && parse.HarmlessDevice(name):
+		// /dev/tcp and /dev/udp never get here: Shell keeps the ceiling
+		// for them before any program is labelled.
+		if pa.Word.Literal && parse.HarmlessDevice(name) {
 			c.add("harmless-device", rules.Proven, name, "a standard stream or the null device", effectNone)
-			continue
-		case strings.HasPrefix(name, "/dev/tcp/") || strings.HasPrefix(name, "/dev/udp/"):
-			// bash opens a network connection for these names.
-			c.add("network-redirect", rules.Proven, name, "bash connects to the network for /dev/tcp and /dev/udp", effectNone)
-			l.Levels[rules.Egress] = rules.Egress.Max()
-			why[rules.Egress] = "a redirect to " + name + " opens a network connection"
-			if pa.Access != parse.Read {
-				l.Levels[rules.Reversibility] = rules.Reversibility.Max()
-				why[rules.Reversibility] = "data sent over the network cannot be unsent (observation rule)"
-			}
-			outside = true
 			continue
 		}
 		m := accessMutation(pa.Access)
