@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// claudeTools are the tools the runs offer: the default build lacks Glob
+// and Grep and defers WebFetch (real-clients.md §1).
+const claudeTools = "Bash,Read,Write,Edit,Glob,Grep,WebFetch"
+
+// claudeOutput is Claude Code's --output-format json result.
+type claudeOutput struct {
+	Result            string `json:"result"`
+	IsError           bool   `json:"is_error"`
+	NumTurns          int    `json:"num_turns"`
+	PermissionDenials []struct {
+		ToolName  string          `json:"tool_name"`
+		ToolUseID string          `json:"tool_use_id"`
+		ToolInput json.RawMessage `json:"tool_input"`
+	} `json:"permission_denials"`
+}
+
+// claudeWorld is a world with the Anthropic dialect and Claude Code.
+func claudeWorld(t *testing.T, opt WorldOptions) (*World, string) {
+	t.Helper()
+	bin := needClient(t, claudeClient)
+	w := NewWorld(t, opt)
+	w.Model.HandleAnthropic()
+	return w, bin
+}
+
+// runClaude runs Claude Code headless on one scenario in the project and
+// returns its JSON result. A run that fails or times out fails the test.
+func runClaude(t *testing.T, w *World, bin string, sc Scenario) claudeOutput {
+	t.Helper()
+	w.Model.Add(sc)
+	debug := filepath.Join(w.Root, "claude-debug-"+sc.Name+".txt")
+	res := w.Exec(Run{
+		Bin: bin,
+		Args: []string{"-p", "SCENARIO=" + sc.Name + " CWD=" + w.Project + " go",
+			"--output-format", "json", "--tools", claudeTools, "--debug-file", debug},
+		Env: []string{
+			"ANTHROPIC_BASE_URL=" + w.Model.URL(),
+			"ANTHROPIC_API_KEY=dummy",
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+			"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
+		},
+		Timeout: 90 * time.Second,
+	})
+	t.Logf("claude %s: %v in %v", sc.Name, res.Err, res.Duration.Round(time.Millisecond))
+	if res.Err != nil {
+		t.Fatalf("claude run %s: %v\nstdout: %s\nstderr: %s\ndebug log: %s", sc.Name, res.Err, res.Stdout, res.Stderr, debug)
+	}
+	var out claudeOutput
+	if err := json.Unmarshal([]byte(lastJSONLine(res.Stdout)), &out); err != nil {
+		t.Fatalf("claude printed no JSON result: %v\n%s", err, res.Stdout)
+	}
+	return out
+}
+
+// lastJSONLine is the last line of s that starts with '{'.
+func lastJSONLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "{") {
+			return lines[i]
+		}
+	}
+	return s
+}
+
+func TestClaudeHarmlessRead(t *testing.T) {
+	t.Parallel()
+	w, bin := claudeWorld(t, WorldOptions{})
+	w.Install("claude")
+	w.Start()
+	sc := Scenario{Name: "read", Turns: []Turn{
+		{Calls: []ToolCall{{Name: "Bash", Input: `{"command":"ls","description":"list"}`}}},
+		{Calls: []ToolCall{{Name: "Read", Input: `{"file_path":"{{CWD}}/README.md"}`}}},
+		{Text: "read done"},
+	}}
+	out := runClaude(t, w, bin, sc)
+	last := w.Model.Last(sc.Name)
+	ls, ok := last.Result(0, 0)
+	if !ok || ls.IsError || !strings.Contains(ls.Text, "main.go") {
+		t.Errorf("ls result = %+v (found %v), want the listing with main.go", ls, ok)
+	}
+	rd, ok := last.Result(1, 0)
+	if !ok || rd.IsError || !strings.Contains(rd.Text, "hello world") {
+		t.Errorf("Read result = %+v (found %v), want README.md's text", rd, ok)
+	}
+	if len(out.PermissionDenials) != 0 {
+		t.Errorf("permission denials: %+v", out.PermissionDenials)
+	}
+}
