@@ -18,8 +18,8 @@
 #   ccsn      cc-safety-net hook --coding-cli, installed from npm into a
 #             cache directory
 # then prints the in-daemon decision time (BenchmarkJudgeInDaemon p50/p99),
-# decisions/s with 64 concurrent shim clients over the Unix socket
-# (.ci/loadgen), the daemon's RSS after that load, and medians and ratios.
+# decisions/s with 64 concurrent clients, keep-alive http and shims over
+# the Unix socket (.ci/loadgen, with the daemon's CPU per decision), the daemon's RSS after that load, and medians and ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -144,8 +144,12 @@ go test ./daemon -run '^$' -count 1 -benchtime 2s \
 	-bench '^(BenchmarkJudgeInDaemon|BenchmarkHandle|BenchmarkHTTPRoundTrip|BenchmarkSocketRoundTrip|BenchmarkHandleParallel|BenchmarkSocketParallel)$' |
 	tee "$work/gobench.txt"
 
-say "load: 64 concurrent shim clients over the Unix socket for ${load_seconds}s"
-go run ./.ci/loadgen -socket "$sock" -c 64 -d "${load_seconds}s" "$work/ls.json" "$work/rm.json" | tee "$work/load.txt"
+say "load: 64 concurrent clients for ${load_seconds}s each, http keep-alive then shims over the Unix socket"
+go build -o "$work/loadgen" ./.ci/loadgen
+{
+	"$work/loadgen" -http "http://127.0.0.1:$port/hook/claude" -pid "$serve_pid" -c 64 -d "${load_seconds}s" "$work/ls.json" "$work/rm.json"
+	"$work/loadgen" -socket "$sock" -pid "$serve_pid" -c 64 -d "${load_seconds}s" "$work/ls.json" "$work/rm.json"
+} | tee "$work/load.txt"
 grep -E '^(VmRSS|VmHWM)' "/proc/$serve_pid/status" | tee "$work/rss.txt"
 
 say "summary"
@@ -188,6 +192,8 @@ for name in ["BenchmarkHandleParallel", "BenchmarkSocketParallel"]:
     m = re.search(name + r"\S*\s+\d+\s+(\d+) ns/op", bench)
     if m:
         print(f"{name}: {1e9/int(m[1]):.0f} decisions/s")
-print("load generator:", open(work + "/load.txt").read().strip())
+print("load generator (the daemon's CPU per decision does not depend on what else runs):")
+for line in open(work + "/load.txt").read().strip().splitlines():
+    print("  " + line)
 print("daemon memory after the load:", " ".join(open(work + "/rss.txt").read().split()))
 EOF

@@ -1,21 +1,37 @@
-// Command loadgen drives a running narrowd daemon over its Unix socket
-// with many concurrent shim clients (one connection per call, as each
-// `narrowd hook` process makes) and prints sustained decisions per second.
-// .ci/bench-hook.sh runs it; it is not part of CI.
+// Command loadgen drives a running narrowd daemon with many concurrent
+// clients and prints sustained decisions per second, latency, and the CPU
+// the daemon spent per decision.
+//
+// Two shapes of client:
+//   - -socket PATH: one new Unix connection per call, as each
+//     `narrowd hook` process makes;
+//   - -http URL: one keep-alive loopback TCP connection per client, as
+//     Claude Code's "type":"http" hook keeps.
+//
+// With -pid, it reads the daemon's CPU time from /proc before and after,
+// so the CPU cost per decision is printed beside the throughput: on a
+// shared 2-core machine the load generator and other work take cores from
+// the daemon, and CPU per decision is the figure that does not depend on
+// them. .ci/bench-hook.sh runs it; it is not part of CI.
 //
 //	go run ./.ci/loadgen -socket PATH -c 64 -d 10s payload.json...
+//	go run ./.ci/loadgen -http http://127.0.0.1:PORT/hook/claude -pid PID payload.json...
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
-	"net/http"
+	"net/url"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,54 +39,212 @@ import (
 	"github.com/narrowd/narrowd/daemon"
 )
 
-// hook makes one shim exchange: a new connection, one POST, the reply
-// envelope read whole, as narrowd-hook does (a lean client, so that the
-// load generator's own CPU, on the same cores, skews the figure less).
-func hook(socket, agentName string, payload []byte) error {
-	conn, err := net.DialTimeout("unix", socket, 10*time.Second)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
+// exchange writes one raw HTTP/1.1 request and reads the reply: a lean
+// client, so that the load generator's own CPU, on the same cores, skews
+// the figure less than net/http's client would.
+func exchange(conn net.Conn, r *bufio.Reader, req []byte) (status int, body []byte, err error) {
 	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	req := fmt.Sprintf("POST %s%s HTTP/1.1\r\nHost: narrowd\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n",
-		daemon.HookPath, agentName, len(payload))
-	if _, err := conn.Write(append([]byte(req), payload...)); err != nil {
-		return err
+	if _, err := conn.Write(req); err != nil {
+		return 0, nil, err
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	line, err := r.ReadSlice('\n')
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
-	defer resp.Body.Close()
-	var env daemon.Envelope
-	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
-		return err
+	if len(line) < 12 {
+		return 0, nil, fmt.Errorf("short status line %q", line)
 	}
-	if resp.StatusCode != 200 || env.ExitCode != 0 && env.ExitCode != 2 {
-		return fmt.Errorf("daemon answered %s, exit code %d", resp.Status, env.ExitCode)
+	status, err = strconv.Atoi(string(line[9:12]))
+	if err != nil {
+		return 0, nil, fmt.Errorf("bad status line %q", line)
 	}
-	return nil
+	length := -1
+	for {
+		h, err := r.ReadSlice('\n')
+		if err != nil {
+			return 0, nil, err
+		}
+		h = bytes.TrimRight(h, "\r\n")
+		if len(h) == 0 {
+			break
+		}
+		if k, v, ok := bytes.Cut(h, []byte(":")); ok && strings.EqualFold(string(k), "content-length") {
+			length, err = strconv.Atoi(string(bytes.TrimSpace(v)))
+			if err != nil {
+				return 0, nil, fmt.Errorf("bad content-length %q", v)
+			}
+		}
+	}
+	if length < 0 {
+		return 0, nil, errors.New("reply has no content-length")
+	}
+	body = make([]byte, length)
+	_, err = io.ReadFull(r, body)
+	return status, body, err
 }
 
+func request(host, path string, payload []byte, keepAlive bool) []byte {
+	conn := "close"
+	if keepAlive {
+		conn = "keep-alive"
+	}
+	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: %s\r\n\r\n",
+		path, host, len(payload), conn)
+	return append([]byte(head), payload...)
+}
+
+// client makes calls until ctx ends and returns their latencies.
+type client func(ctx context.Context, reqs [][]byte, first int, ok, failed *atomic.Int64) []time.Duration
+
+// shimClient makes one new Unix connection per call.
+func shimClient(socket string) client {
+	return func(ctx context.Context, reqs [][]byte, first int, ok, failed *atomic.Int64) []time.Duration {
+		var lat []time.Duration
+		for n := first; ctx.Err() == nil; n++ {
+			t0 := time.Now()
+			err := func() error {
+				conn, err := net.DialTimeout("unix", socket, 10*time.Second)
+				if err != nil {
+					return err
+				}
+				defer conn.Close()
+				status, body, err := exchange(conn, bufio.NewReader(conn), reqs[n%len(reqs)])
+				if err != nil {
+					return err
+				}
+				// The envelope carries the agent's exit code; 0 and 2 are
+				// answers, anything else is a failure.
+				if status != 200 || !bytes.Contains(body, []byte(`"exit_code":0`)) && !bytes.Contains(body, []byte(`"exit_code":2`)) {
+					return fmt.Errorf("daemon answered %d: %.200s", status, body)
+				}
+				return nil
+			}()
+			if err != nil {
+				failed.Add(1)
+				continue
+			}
+			ok.Add(1)
+			lat = append(lat, time.Since(t0))
+		}
+		return lat
+	}
+}
+
+// httpClient keeps one loopback connection per client.
+func httpClient(addr string) client {
+	return func(ctx context.Context, reqs [][]byte, first int, ok, failed *atomic.Int64) []time.Duration {
+		var lat []time.Duration
+		var conn net.Conn
+		var r *bufio.Reader
+		defer func() {
+			if conn != nil {
+				conn.Close()
+			}
+		}()
+		for n := first; ctx.Err() == nil; n++ {
+			t0 := time.Now()
+			if conn == nil {
+				c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+				if err != nil {
+					failed.Add(1)
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				conn, r = c, bufio.NewReader(c)
+			}
+			status, body, err := exchange(conn, r, reqs[n%len(reqs)])
+			// An empty 200 is an answer: narrowd abstains at pre-tool
+			// time for a call it would allow (the permission hook
+			// answers it later).
+			if err != nil || status != 200 {
+				if failed.Add(1) == 1 {
+					fmt.Fprintf(os.Stderr, "loadgen: first failure: status %d, err %v, body %.200s\n", status, err, body)
+				}
+				conn.Close()
+				conn = nil
+				continue
+			}
+			ok.Add(1)
+			lat = append(lat, time.Since(t0))
+		}
+		return lat
+	}
+}
+
+// cpuTicks is a process's user+system CPU time in clock ticks.
+func cpuTicks(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name, which is in parentheses and may
+	// hold spaces: state is field 3, utime 14, stime 15.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("unreadable stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("short stat")
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	s, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("bad stat")
+	}
+	return u + s, nil
+}
+
+// clockTick is USER_HZ, which Linux fixes at 100 for /proc.
+const clockTick = 100
+
 func main() {
-	socket := flag.String("socket", "", "the daemon's socket")
+	socket := flag.String("socket", "", "the daemon's socket (one connection per call)")
+	hookURL := flag.String("http", "", "the daemon's http hook URL (keep-alive per client)")
 	clients := flag.Int("c", 64, "concurrent clients")
 	dur := flag.Duration("d", 10*time.Second, "how long to run")
-	agentName := flag.String("agent", "claude", "agent the payloads are for")
+	agentName := flag.String("agent", "claude", "agent the payloads are for (socket mode)")
+	pid := flag.Int("pid", 0, "the daemon's pid, to report its CPU per decision")
 	flag.Parse()
-	if *socket == "" || flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: loadgen -socket PATH [-c N] [-d DURATION] PAYLOAD...")
+	if (*socket == "") == (*hookURL == "") || flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: loadgen (-socket PATH | -http URL) [-c N] [-d DURATION] [-pid PID] PAYLOAD...")
 		os.Exit(2)
 	}
-	var payloads [][]byte
+	var reqs [][]byte
+	var run client
 	for _, p := range flag.Args() {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "loadgen:", err)
 			os.Exit(1)
 		}
-		payloads = append(payloads, b)
+		if *socket != "" {
+			reqs = append(reqs, request("narrowd", daemon.HookPath+*agentName, b, false))
+		} else {
+			u, err := url.Parse(*hookURL)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "loadgen:", err)
+				os.Exit(2)
+			}
+			reqs = append(reqs, request(u.Host, u.RequestURI(), b, true))
+		}
+	}
+	mode := "shim (socket, connection per call)"
+	if *socket != "" {
+		run = shimClient(*socket)
+	} else {
+		u, _ := url.Parse(*hookURL)
+		run = httpClient(u.Host)
+		mode = "http (keep-alive)"
+	}
+
+	var before int64
+	if *pid > 0 {
+		var err error
+		if before, err = cpuTicks(*pid); err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen: daemon cpu:", err)
+			os.Exit(1)
+		}
 	}
 	var ok, failed atomic.Int64
 	lat := make([][]time.Duration, *clients)
@@ -79,20 +253,7 @@ func main() {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range *clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; ctx.Err() == nil; n++ {
-				t0 := time.Now()
-				err := hook(*socket, *agentName, payloads[(i+n)%len(payloads)])
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				ok.Add(1)
-				lat[i] = append(lat[i], time.Since(t0))
-			}
-		}()
+		wg.Go(func() { lat[i] = run(ctx, reqs, i, &ok, &failed) })
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
@@ -104,9 +265,18 @@ func main() {
 		}
 		return all[len(all)*p/100]
 	}
-	fmt.Printf("clients=%d duration=%s decisions=%d errors=%d decisions/s=%.0f latency p50=%s p99=%s\n",
-		*clients, elapsed.Round(time.Millisecond), ok.Load(), failed.Load(),
+	fmt.Printf("mode=%s clients=%d duration=%s decisions=%d errors=%d decisions/s=%.0f latency p50=%s p99=%s\n",
+		mode, *clients, elapsed.Round(time.Millisecond), ok.Load(), failed.Load(),
 		float64(ok.Load())/elapsed.Seconds(), pct(50).Round(time.Microsecond), pct(99).Round(time.Microsecond))
+	if *pid > 0 && ok.Load() > 0 {
+		after, err := cpuTicks(*pid)
+		if err == nil {
+			cpu := time.Duration(after-before) * time.Second / clockTick
+			per := cpu / time.Duration(ok.Load())
+			fmt.Printf("daemon cpu=%s per-decision=%s capacity-at-2-cores=%.0f decisions/s\n",
+				cpu.Round(time.Millisecond), per.Round(100*time.Nanosecond), 2/per.Seconds())
+		}
+	}
 	if failed.Load() > 0 {
 		os.Exit(1)
 	}
