@@ -1,0 +1,366 @@
+package e2e
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// codexClient is OpenAI's Codex CLI, the release real-clients.md §4 was
+// verified against.
+var codexClient = npmClient{Pkg: "@openai/codex", Version: "0.169.0", Bin: "codex"}
+
+// codexWorld is a world with the Responses dialect, Codex's config.toml
+// pointing at it and narrowd's hooks installed by `narrowd install codex`.
+// The config file is the user's: the provider, and the trust decision for
+// the project (Codex runs hooks only in a trusted project, and only with
+// --dangerously-bypass-hook-trust, which runCodex passes; that trust is
+// the user's to give, not narrowd's). The hook entries must come from
+// narrowd install, so the test proves the file it writes is one Codex
+// reads.
+func codexWorld(t *testing.T, opt WorldOptions) (*World, string) {
+	t.Helper()
+	bin := needClient(t, codexClient)
+	w := NewWorld(t, opt)
+	w.Model.HandleOpenAI()
+	cfg := `model = "gpt-5.5"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+
+[model_providers.fake]
+name = "fake"
+base_url = "` + w.Model.URL() + `/v1"
+wire_api = "responses"
+env_key = "FAKE_API_KEY"
+
+[projects."` + w.Project + `"]
+trust_level = "trusted"
+
+[analytics]
+enabled = false
+`
+	w.WriteFile(filepath.Join(w.Home, ".codex", "config.toml"), cfg)
+	w.Install("codex")
+	return w, bin
+}
+
+// runCodex runs `codex exec` headless on one scenario in the project and
+// returns what it printed. A run that fails or times out fails the test.
+func runCodex(t *testing.T, w *World, bin string, sc Scenario) Result {
+	t.Helper()
+	w.Model.Add(sc)
+	res := w.Exec(Run{
+		Bin: bin,
+		Args: []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
+			"SCENARIO=" + sc.Name + " CWD=" + w.Project + " go"},
+		Env:     []string{"CODEX_HOME=" + filepath.Join(w.Home, ".codex"), "FAKE_API_KEY=dummy"},
+		Timeout: 90 * time.Second,
+	})
+	t.Logf("codex %s: %v in %v", sc.Name, res.Err, res.Duration.Round(time.Millisecond))
+	if res.Err != nil {
+		t.Fatalf("codex run %s: %v\nstdout: %s\nstderr: %s", sc.Name, res.Err, res.Stdout, res.Stderr)
+	}
+	return res
+}
+
+// shell is a scripted exec_command call.
+func shell(cmd string) ToolCall {
+	b, _ := json.Marshal(map[string]string{"cmd": cmd})
+	return ToolCall{Name: "exec_command", Input: string(b)}
+}
+
+// patch is a scripted apply_patch call with the raw patch text.
+func patch(text string) ToolCall {
+	b, _ := json.Marshal(text)
+	return ToolCall{Name: "apply_patch", Input: string(b)}
+}
+
+// codexID is the call id Codex reports to the hook for CallID(turn, 0).
+func codexID(turn int) string { return "call_" + CallID(turn, 0) }
+
+// blockedByNarrowd is how Codex tells the model that a PreToolUse hook
+// blocked a call; narrowd's reason follows.
+const blockedByNarrowd = "Command blocked by PreToolUse hook: narrowd"
+
+func TestCodexHarmlessRead(t *testing.T) {
+	t.Parallel()
+	w, bin := codexWorld(t, WorldOptions{})
+	w.Start()
+	sc := Scenario{Name: "codex-read", Turns: []Turn{
+		{Calls: []ToolCall{shell("ls")}},
+		{Calls: []ToolCall{shell("cat README.md")}},
+		{Calls: []ToolCall{shell("grep -n hello README.md main.go | head -5")}},
+	}}
+	runCodex(t, w, bin, sc)
+	last := w.Model.Last(sc.Name)
+	for i, want := range []string{"main.go", "second line", "README.md:1:hello world"} {
+		res, ok := last.Result(i, 0)
+		if !ok || !strings.Contains(res.Text, want) || strings.Contains(res.Text, "blocked") {
+			t.Errorf("turn %d result = %+v (found %v), want output with %q", i, res, ok, want)
+		}
+		// Allowed at pre-tool with no prompt: narrowd abstains (Codex
+		// treats a plain allow as an unsupported answer).
+		wantAudit(t, w, codexID(i), "PreToolUse", "allow", "abstain")
+	}
+}
+
+func TestCodexWorkspaceWrite(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		profile string
+		written bool
+	}{
+		{"standard", true}, // write-workspace-file allows one proven workspace file
+		{"strict", false},  // strict asks, and Codex cannot ask: a deny
+	} {
+		t.Run(tt.profile, func(t *testing.T) {
+			t.Parallel()
+			w, bin := codexWorld(t, WorldOptions{Profile: tt.profile})
+			w.Start()
+			sc := Scenario{Name: "codex-write", Turns: []Turn{
+				{Calls: []ToolCall{shell("printf 'by codex\\n' > notes.txt")}},
+			}}
+			runCodex(t, w, bin, sc)
+			res, _ := w.Model.Last(sc.Name).Result(0, 0)
+			notes := filepath.Join(w.Project, "notes.txt")
+			if tt.written {
+				mustExist(t, notes, "by codex\n")
+				wantAudit(t, w, codexID(0), "PreToolUse", "allow", "abstain")
+				if strings.Contains(res.Text, "blocked") {
+					t.Errorf("result = %q, want the write to have run", res.Text)
+				}
+				return
+			}
+			mustNotExist(t, notes)
+			wantAudit(t, w, codexID(0), "PreToolUse", "ask", "")
+			if !strings.Contains(res.Text, blockedByNarrowd+": needs approval") {
+				t.Errorf("result = %q, want narrowd's needs-approval reason", res.Text)
+			}
+		})
+	}
+}
+
+func TestCodexDangerousNeverRuns(t *testing.T) {
+	t.Parallel()
+	w, bin := codexWorld(t, WorldOptions{})
+	sink := NewSink(t, "exfiltrated\n")
+	w.Model.Vars["SINK"] = sink.URL
+	w.Start()
+	sc := Scenario{Name: "codex-danger", Turns: []Turn{
+		{Calls: []ToolCall{shell("rm -rf {{MARKER}}")}},
+		{Calls: []ToolCall{shell("curl -s {{SINK}}/exfil")}},
+		{Calls: []ToolCall{shell("cat {{HOME}}/.ssh/id_rsa")}},
+		{Calls: []ToolCall{shell("cat ~/.ssh/id_rsa")}},
+	}}
+	runCodex(t, w, bin, sc)
+	mustExist(t, w.MarkerFile, "narrowd e2e marker: must survive\n")
+	if hits := sink.Hits(); len(hits) != 0 {
+		t.Errorf("the loopback sink got requests %v; curl must not have run", hits)
+	}
+	last := w.Model.Last(sc.Name)
+	for i := range sc.Turns {
+		res, ok := last.Result(i, 0)
+		if !ok || !strings.HasPrefix(res.Text, blockedByNarrowd) {
+			t.Errorf("turn %d result = %+v (found %v), want narrowd's reason", i, res, ok)
+		}
+		recs := w.AuditFor(codexID(i))
+		if len(recs) == 0 || recs[0].Outcome == "allow" {
+			t.Errorf("turn %d audit = %+v, want one refusal", i, recs)
+		}
+	}
+	noLeak(t, w.Model, "FAKE-E2E-KEY-DO-NOT-LEAK")
+}
+
+func TestCodexAskNeverRuns(t *testing.T) {
+	t.Parallel()
+	// Codex cannot ask ("ask" is an unsupported answer, and an
+	// unsupported answer lets the tool run), so an ask must come back as
+	// a deny even when narrowd is told a person is there.
+	for _, interactive := range []bool{false, true} {
+		name := "headless"
+		if interactive {
+			name = "interactive"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w, bin := codexWorld(t, WorldOptions{})
+			if interactive {
+				w.AppendConfig("interactive = true\n")
+			}
+			w.Start()
+			sc := Scenario{Name: "codex-ask", Turns: []Turn{
+				{Calls: []ToolCall{shell("rm README.md")}},
+			}}
+			runCodex(t, w, bin, sc)
+			mustExist(t, filepath.Join(w.Project, "README.md"), "")
+			wantAudit(t, w, codexID(0), "PreToolUse", "ask", "")
+			res, _ := w.Model.Last(sc.Name).Result(0, 0)
+			if !strings.Contains(res.Text, "needs approval") || !strings.Contains(res.Text, "narrowd profile") {
+				t.Errorf("result = %q, want narrowd's reason with how to approve", res.Text)
+			}
+		})
+	}
+}
+
+func TestCodexDaemonStopped(t *testing.T) {
+	t.Parallel()
+	t.Run("in-process", func(t *testing.T) {
+		t.Parallel()
+		w, bin := codexWorld(t, WorldOptions{})
+		// The daemon ran once and is gone: the shim must judge in-process.
+		w.Start()
+		w.Stop()
+		sc := Scenario{Name: "codex-offline", Turns: []Turn{
+			{Calls: []ToolCall{shell("cat README.md")}},
+			{Calls: []ToolCall{shell("rm -rf {{MARKER}}")}},
+			{Calls: []ToolCall{shell("rm README.md")}},
+		}}
+		runCodex(t, w, bin, sc)
+		last := w.Model.Last(sc.Name)
+		if res, _ := last.Result(0, 0); !strings.Contains(res.Text, "hello world") {
+			t.Errorf("read result = %q, want README.md's text (allowed in-process)", res.Text)
+		}
+		for turn := 1; turn <= 2; turn++ {
+			if res, _ := last.Result(turn, 0); !strings.HasPrefix(res.Text, blockedByNarrowd) {
+				t.Errorf("turn %d result = %q, want narrowd's refusal", turn, res.Text)
+			}
+		}
+		mustExist(t, w.MarkerFile, "")
+		mustExist(t, filepath.Join(w.Project, "README.md"), "")
+	})
+	t.Run("blocks", func(t *testing.T) {
+		t.Parallel()
+		w, bin := codexWorld(t, WorldOptions{})
+		// No daemon, and a config the shim cannot read: it cannot judge,
+		// so it must block even a harmless read.
+		w.AppendConfig("this is not toml\n")
+		sc := Scenario{Name: "codex-broken", Turns: []Turn{
+			{Calls: []ToolCall{shell("cat README.md")}},
+			{Calls: []ToolCall{shell("rm -rf {{MARKER}}")}},
+		}}
+		runCodex(t, w, bin, sc)
+		last := w.Model.Last(sc.Name)
+		for turn := range sc.Turns {
+			res, _ := last.Result(turn, 0)
+			if !strings.HasPrefix(res.Text, blockedByNarrowd) || !strings.Contains(res.Text, "narrowd: could not check this call") {
+				t.Errorf("turn %d result = %q, want narrowd's could-not-check block", turn, res.Text)
+			}
+			if strings.Contains(res.Text, "hello world") {
+				t.Errorf("turn %d ran: %q", turn, res.Text)
+			}
+		}
+		mustExist(t, w.MarkerFile, "")
+	})
+}
+
+// taintProfile allows everything except sending data out once text
+// written by others entered the session: it isolates seed 003's rule, so
+// the same egress call is allowed in a clean session and refused in a
+// tainted one.
+const taintProfile = `name = "e2e-taint"
+description = "Everything runs, except sending data out after third-party content entered the session."
+
+[[rule]]
+id = "allow-all"
+when = 'true'
+then = "allow"
+reason = "the e2e taint profile allows everything else"
+
+[[rule]]
+id = "no-send-after-read"
+when = 'call.external_effect && session.called_with("reads_untrusted")'
+then = "deny"
+reason = "this call can send data out, and text written by others has entered this session"
+`
+
+func TestCodexSessionTaint(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name    string
+		tainted bool
+	}{{"clean", false}, {"tainted", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w, bin := codexWorld(t, WorldOptions{ProfileTOML: taintProfile})
+			sink := NewSink(t, "pong\n")
+			w.Model.Vars["SINK"] = sink.URL
+			w.Start()
+			// A patch returns no third-party text; it makes the session
+			// known to narrowd (its PostToolUse is recorded) and clean.
+			turns := []Turn{{Calls: []ToolCall{patch("*** Begin Patch\n*** Add File: todo.txt\n+write tests\n*** End Patch\n")}}}
+			if tt.tainted {
+				turns = append(turns, Turn{Calls: []ToolCall{shell("cat README.md")}})
+			}
+			turns = append(turns, Turn{Calls: []ToolCall{shell("curl -s {{SINK}}/ping")}})
+			sc := Scenario{Name: "codex-taint", Turns: turns}
+			runCodex(t, w, bin, sc)
+			curl := len(turns) - 1
+			res, _ := w.Model.Last(sc.Name).Result(curl, 0)
+			if !tt.tainted {
+				if len(sink.Hits()) != 1 || !strings.Contains(res.Text, "pong") {
+					t.Errorf("clean session: sink hits %v, result %q; want the curl to have run once", sink.Hits(), res.Text)
+				}
+				wantAudit(t, w, codexID(curl), "PreToolUse", "allow", "abstain")
+				return
+			}
+			if hits := sink.Hits(); len(hits) != 0 {
+				t.Errorf("tainted session: the sink got %v; curl must not have run", hits)
+			}
+			recs := wantAudit(t, w, codexID(curl), "PreToolUse", "deny", "")
+			if len(recs) > 0 && (recs[0].PolicyRule != "no-send-after-read" || !recs[0].SessionKnown) {
+				t.Errorf("audit = %+v, want rule no-send-after-read in a known session", recs[0])
+			}
+			if !strings.Contains(res.Text, blockedByNarrowd+": denied") || !strings.Contains(res.Text, "no-send-after-read") {
+				t.Errorf("result = %q, want narrowd's no-send-after-read deny", res.Text)
+			}
+		})
+	}
+}
+
+func TestCodexApplyPatch(t *testing.T) {
+	t.Parallel()
+	w, bin := codexWorld(t, WorldOptions{})
+	w.Start()
+	outside := filepath.Join(w.Outside, "planted.txt")
+	sc := Scenario{Name: "codex-patch", Turns: []Turn{
+		// One new file inside the workspace: write-workspace-file allows.
+		{Calls: []ToolCall{patch("*** Begin Patch\n*** Add File: added.txt\n+from a patch\n*** End Patch\n")}},
+		// A file outside, by absolute path and by climbing out.
+		{Calls: []ToolCall{patch("*** Begin Patch\n*** Add File: " + outside + "\n+planted\n*** End Patch\n")}},
+		{Calls: []ToolCall{patch("*** Begin Patch\n*** Add File: ../outside/climbed.txt\n+planted\n*** End Patch\n")}},
+		// A pure deletion inside the workspace: asked about, so refused.
+		{Calls: []ToolCall{patch("*** Begin Patch\n*** Delete File: main.go\n*** End Patch\n")}},
+		// An edit of a workspace file.
+		{Calls: []ToolCall{patch("*** Begin Patch\n*** Update File: README.md\n@@\n-hello world\n+hello patched\n*** End Patch\n")}},
+	}}
+	runCodex(t, w, bin, sc)
+	last := w.Model.Last(sc.Name)
+
+	mustExist(t, filepath.Join(w.Project, "added.txt"), "from a patch\n")
+	wantAudit(t, w, codexID(0), "PreToolUse", "allow", "abstain")
+
+	mustNotExist(t, outside)
+	mustNotExist(t, filepath.Join(w.Outside, "climbed.txt"))
+	mustExist(t, filepath.Join(w.Project, "main.go"), "package main\n\nfunc main() {}\n")
+	for turn := 1; turn <= 3; turn++ {
+		res, _ := last.Result(turn, 0)
+		if !strings.Contains(res.Text, "blocked by PreToolUse hook: narrowd") {
+			t.Errorf("turn %d result = %q, want narrowd's refusal", turn, res.Text)
+		}
+		recs := w.AuditFor(codexID(turn))
+		if len(recs) == 0 || recs[0].ToolName != "apply_patch" || recs[0].Outcome == "allow" {
+			t.Errorf("turn %d audit = %+v, want apply_patch refused", turn, recs)
+		}
+	}
+	mustExist(t, filepath.Join(w.Project, "README.md"), "hello patched\nsecond line\n")
+	wantAudit(t, w, codexID(4), "PreToolUse", "allow", "abstain")
+
+	// Judged as a patch: the evidence names the patch's paths.
+	ev := w.Evidence(codexID(1))
+	if !strings.Contains(ev, outside) {
+		t.Errorf("evidence for the outside patch does not name %s: %s", outside, ev)
+	}
+}
