@@ -1,10 +1,24 @@
-// Package sandbox will hold the environment narrowd establishes itself
-// (spec §5 rule 4): its own no-network, write-confined `narrowd exec`,
-// verified from outside before a command is released, and its own
-// snapshot store behind `narrowd undo`. Evidence from here is
-// "established" and may relax a label; the agent's own sandbox settings
-// are only "host_asserted".
+// Package sandbox is the environment narrowd establishes itself (spec §5
+// rule 4): a no-network, write-confined process that `narrowd exec` builds
+// by re-executing narrowd as the sandbox's init, and the checks the daemon
+// runs from outside (pidfd and /proc) before it releases a command into
+// it. Evidence from here is "established" and may relax a label; the
+// agent's own sandbox settings are only ever "host_asserted".
 //
-// Nothing here is built yet, so no call is narrowed on a sandbox or a
-// snapshot, and the profile outcome "sandbox" is asked about instead.
+// The sandbox needs no root. [Start] spawns two stages of the narrowd
+// binary:
+//
+//   - the net stage runs in a new user and network namespace with one
+//     ambient capability, CAP_NET_ADMIN, only to bring lo up (so a test's
+//     own loopback listeners work); it then drops every capability and
+//     execs the lock stage;
+//   - the lock stage starts with no capability at all, checks that its
+//     network namespace has only lo, sets no_new_privs, confines writes
+//     with Landlock to the writable directories (the workspace and a
+//     private tmp), installs a seccomp filter that refuses new AF_UNIX
+//     sockets and io_uring, and then either execs the program
+//     (confinement for narrowd's own use) or reports ready and waits for
+//     the command text, which the daemon releases only after [Verify].
+//
+// Linux only; elsewhere every entry point fails closed.
 package sandbox

@@ -46,6 +46,7 @@ func subcommands() map[string]subcommand {
 		"log":       {runLog, "filter and print audit records"},
 		"stats":     {runStats, "print decision and prompts-avoided totals"},
 		"status":    {runStatus, "show the daemon's state"},
+		"exec":      {runExec, "run a command in narrowd's sandbox (--ticket T, or --confine -- PROG)"},
 	}
 }
 
@@ -87,7 +88,7 @@ func run(ctx context.Context, e env, args []string) int {
 func usage(w io.Writer, cmds map[string]subcommand) {
 	fmt.Fprintln(w, "usage: narrowd <command> [flags]")
 	fmt.Fprintln(w)
-	for _, name := range []string{"check", "explain", "profile", "serve", "hook", "install", "uninstall", "log", "stats", "status"} {
+	for _, name := range []string{"check", "explain", "profile", "serve", "hook", "install", "uninstall", "log", "stats", "status", "exec"} {
 		fmt.Fprintf(w, "  %-10s %s\n", name, cmds[name].usage)
 	}
 }

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"syscall"
+
+	"github.com/narrowd/narrowd/sandbox"
+)
+
+const execUsage = `exec --ticket T [--socket PATH] [--config FILE]
+       exec --confine [--write DIR]... -- PROG [ARGS...]
+
+Runs a command in narrowd's own sandbox: new user and network namespaces
+with only lo, writes confined by Landlock to the workspace and a private
+tmp, seccomp refusing new AF_UNIX sockets and io_uring, no_new_privs. It
+needs no root.
+
+--ticket redeems a ticket the daemon issued for one exact command and
+working directory: the daemon checks the sandbox from outside before it
+releases the command, which then runs with bash -c. A ticket is single-use
+and expires; if anything fails nothing runs.
+
+--confine runs PROG with no network and writes only beneath the --write
+directories (and a private tmp). It only removes rights, so it needs no
+daemon and no ticket.
+
+Exit status: the command's, or 125 when the sandbox could not be built or
+checked (nothing ran).`
+
+// execFailed is the exit code when nothing ran (as env(1) and
+// timeout(1) use 125 for their own failures).
+const execFailed = 125
+
+// runExec is narrowd exec: the sandbox wrapper, and the sandbox stages it
+// re-executes narrowd as.
+func runExec(ctx context.Context, e env, args []string) error {
+	// The stages run inside the sandbox; nothing else is parsed for them.
+	if len(args) == 2 && args[0] == "--stage" {
+		err := sandbox.RunStage(args[1])
+		fmt.Fprintf(e.stderr, "narrowd exec: sandbox: %v; nothing ran\n", err)
+		return exitError{execFailed}
+	}
+	fs := newFlags(e, "exec", execUsage)
+	ticket := fs.String("ticket", "", "the ticket the daemon issued for the command")
+	socket := fs.String("socket", "", "the daemon's socket (default $XDG_RUNTIME_DIR/narrowd/narrowd.sock)")
+	configPath := fs.String("config", "", "config file, read only to find the socket")
+	confine := fs.Bool("confine", false, "run PROG ARGS with no network and writes confined to the --write directories")
+	var writable []string
+	fs.Func("write", "a directory the confined program may write beneath (repeatable)", func(v string) error {
+		writable = append(writable, v)
+		return nil
+	})
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitError{0}
+		}
+		return exitError{execFailed}
+	}
+	fail := func(err error) error {
+		fmt.Fprintf(e.stderr, "narrowd exec: %v; nothing ran\n", err)
+		return exitError{execFailed}
+	}
+	switch {
+	case *confine && *ticket != "":
+		return fail(errors.New("use either --confine or --ticket"))
+	case *confine:
+		if fs.NArg() == 0 {
+			return fail(errors.New("--confine needs a program: narrowd exec --confine [--write DIR]... -- PROG [ARGS...]"))
+		}
+		sb, err := sandbox.Start("", sandbox.Spec{Writable: writable, Args: fs.Args()})
+		if err != nil {
+			return fail(err)
+		}
+		return waitSandbox(ctx, sb)
+	case *ticket != "":
+		if fs.NArg() != 0 || len(writable) != 0 {
+			return fail(errors.New("--ticket takes no program and no --write: the ticket names the command"))
+		}
+		return redeemTicket(ctx, e, *ticket, *socket, *configPath, fail)
+	}
+	return fail(errors.New("narrowd exec needs --ticket T or --confine"))
+}
+
+// waitSandbox waits for the sandboxed program, forwarding an interrupt
+// or termination, and exits with its status.
+func waitSandbox(ctx context.Context, sb *sandbox.Sandbox) error {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			sb.Signal(syscall.SIGTERM)
+		case <-done:
+		}
+	}()
+	code, err := sb.Wait()
+	close(done)
+	if err != nil && code == 0 {
+		code = 1
+	}
+	if code != 0 {
+		return exitError{code}
+	}
+	return nil
+}
+
+// redeemTicket is not built yet: nothing runs.
+func redeemTicket(_ context.Context, _ env, _, _, _ string, fail func(error) error) error {
+	return fail(errors.New("tickets are not supported by this narrowd yet"))
+}

@@ -1,0 +1,442 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The inherited descriptors of the stages.
+const (
+	specFD    = 3 // the Spec as JSON, then EOF
+	statusFD  = 4 // the lock stage writes "ready ABI\n" or "error TEXT\n"
+	releaseFD = 5 // held mode: the command text, then EOF
+)
+
+// maxCommand bounds the released command text.
+const maxCommand = 1 << 20
+
+// Sandbox is one started sandbox: the net stage's process, which becomes
+// the lock stage and then the program.
+type Sandbox struct {
+	cmd     *exec.Cmd
+	release *os.File // nil once released or aborted
+	tmp     string
+	ready   Ready
+}
+
+// Start builds the sandbox and waits until the lock stage is confined.
+// self is the narrowd binary to re-execute ("" means /proc/self/exe).
+// In confinement mode (spec.Args set) the program is running when Start
+// returns; in held mode the lock stage waits for [Sandbox.Release].
+// Writable directories holding a file with more than one hard link are
+// refused: the file's other name may lie outside, and Landlock judges
+// the name used, not the inode.
+func Start(self string, spec Spec) (*Sandbox, error) {
+	if self == "" {
+		self = "/proc/self/exe"
+	}
+	var err error
+	if spec.Writable, err = cleanDirs(spec.Writable); err != nil {
+		return nil, err
+	}
+	if len(spec.Writable) == 0 && spec.Args == nil {
+		return nil, errors.New("no writable directory for the sandbox")
+	}
+	if spec.Dir == "" && len(spec.Writable) > 0 {
+		spec.Dir = spec.Writable[0]
+	}
+	if err := checkHardLinks(spec.Writable, spec.MaxScan); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "narrowd-exec-")
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the private tmp: %w", err)
+	}
+	s := &Sandbox{tmp: tmp}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Abort()
+		}
+	}()
+	spec.Writable = append(spec.Writable, tmp)
+
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	releaseR, releaseW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	s.release = releaseW
+
+	env := spec.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append(withoutVar(env, "TMPDIR"), "TMPDIR="+tmp)
+
+	uid, gid := os.Getuid(), os.Getgid()
+	cmd := exec.Command(self, StageArgs("net")...)
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{specR, statusW, releaseR}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: insideID(uid), HostID: uid, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: insideID(gid), HostID: gid, Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		// No controlling terminal: no TIOCSTI into the agent's terminal.
+		Setsid:    true,
+		Pdeathsig: syscall.SIGKILL,
+		// Only to bring lo up in the net stage, which drops it.
+		AmbientCaps: []uintptr{unix.CAP_NET_ADMIN},
+	}
+	// Pdeathsig fires when the thread that forked exits, not the process:
+	// keep this goroutine on its thread until the sandbox is gone.
+	runtime.LockOSThread()
+	if err := cmd.Start(); err != nil {
+		runtime.UnlockOSThread()
+		specR.Close()
+		statusW.Close()
+		releaseR.Close()
+		return nil, fmt.Errorf("failed to start the sandbox (user and network namespaces): %w", err)
+	}
+	s.cmd = cmd
+	specR.Close()
+	statusW.Close()
+	releaseR.Close()
+
+	err = json.NewEncoder(specW).Encode(spec)
+	specW.Close()
+	if err != nil {
+		return nil, fmt.Errorf("failed to send the sandbox spec: %w", err)
+	}
+	line, err := bufio.NewReader(io.LimitReader(statusR, 4096)).ReadString('\n')
+	statusR.Close()
+	if err != nil {
+		return nil, errors.New("the sandbox failed before it was confined (see its error above)")
+	}
+	word, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+	if word != "ready" {
+		return nil, fmt.Errorf("the sandbox failed: %s", rest)
+	}
+	abi, err := strconv.Atoi(rest)
+	if err != nil {
+		return nil, fmt.Errorf("the sandbox reported %q", line)
+	}
+	s.ready = Ready{Pid: cmd.Process.Pid, LandlockABI: abi}
+	if spec.Args != nil {
+		s.release.Close()
+		s.release = nil
+	}
+	ok = true
+	return s, nil
+}
+
+// insideID is the id a host id maps to inside the sandbox: the same id,
+// except that root maps to an unprivileged id, so that nothing inside runs
+// as root of its user namespace (execve would give root every capability
+// there again).
+func insideID(id int) int {
+	if id == 0 {
+		return 65532
+	}
+	return id
+}
+
+// Ready returns what the lock stage reported.
+func (s *Sandbox) Ready() Ready { return s.ready }
+
+// Tmp is the sandbox's private tmp directory.
+func (s *Sandbox) Tmp() string { return s.tmp }
+
+// Release sends the command text to a held sandbox, which runs it with
+// bash -c in the spec's directory. Release it only after [Verify].
+func (s *Sandbox) Release(command string) error {
+	if s.release == nil {
+		return errors.New("the sandbox is not waiting for a command")
+	}
+	if command == "" || len(command) > maxCommand {
+		return errors.New("the command is empty or too long")
+	}
+	_, err := io.WriteString(s.release, command)
+	cerr := s.release.Close()
+	s.release = nil
+	if err != nil || cerr != nil {
+		return fmt.Errorf("failed to release the command: %w", errors.Join(err, cerr))
+	}
+	return nil
+}
+
+// Signal forwards a signal to the sandboxed process.
+func (s *Sandbox) Signal(sig os.Signal) {
+	if s.cmd != nil && s.cmd.Process != nil {
+		s.cmd.Process.Signal(sig)
+	}
+}
+
+// Wait waits for the program and returns its exit code (128+signal when
+// it was killed), then removes the private tmp.
+func (s *Sandbox) Wait() (int, error) {
+	defer runtime.UnlockOSThread()
+	defer os.RemoveAll(s.tmp)
+	if s.release != nil {
+		s.release.Close()
+		s.release = nil
+	}
+	err := s.cmd.Wait()
+	st, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok {
+		return 1, err
+	}
+	if st.Signaled() {
+		return 128 + int(st.Signal()), nil
+	}
+	return st.ExitStatus(), nil
+}
+
+// Abort kills a sandbox whose command was not released (a failed check):
+// nothing runs.
+func (s *Sandbox) Abort() {
+	if s.release != nil {
+		s.release.Close()
+		s.release = nil
+	}
+	if s.cmd != nil && s.cmd.Process != nil {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+		runtime.UnlockOSThread()
+		s.cmd = nil
+	}
+	if s.tmp != "" {
+		os.RemoveAll(s.tmp)
+	}
+}
+
+func withoutVar(env []string, name string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// cleanDirs checks that every writable directory is absolute and exists,
+// and resolves its symlinks now, so that the rule binds the real place.
+func cleanDirs(dirs []string) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			return nil, fmt.Errorf("writable directory %q is not absolute", d)
+		}
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			return nil, fmt.Errorf("writable directory: %w", err)
+		}
+		fi, err := os.Stat(real)
+		if err != nil {
+			return nil, fmt.Errorf("writable directory: %w", err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("writable directory %q is not a directory", d)
+		}
+		if real == "/" {
+			return nil, errors.New("the root directory cannot be writable in the sandbox")
+		}
+		out = append(out, real)
+	}
+	return out, nil
+}
+
+// ErrHardLink reports a file in a writable directory with another name
+// that may lie outside it.
+var ErrHardLink = errors.New("a file in the writable directory has more than one hard link")
+
+// checkHardLinks walks the writable directories and refuses any
+// non-directory with more than one link (point-in-time: a link made later
+// by another process outside the sandbox is not seen; inside, Landlock
+// refuses to link a file into a place where it would gain rights).
+func checkHardLinks(dirs []string, max int) error {
+	if max <= 0 {
+		max = DefaultMaxScan
+	}
+	n := 0
+	for _, root := range dirs {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			n++
+			if n > max {
+				return fmt.Errorf("the writable directory %s has more than %d entries, too many to check for hard links", root, max)
+			}
+			if d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
+				return nil
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+				return fmt.Errorf("%w: %s (%d links): writes through it could change a file outside; nothing ran", ErrHardLink, path, st.Nlink)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RunStage runs one sandbox stage in the current process; `narrowd exec
+// --stage NAME` calls it. It returns only on failure: the caller prints
+// the error and exits non-zero, and nothing runs.
+func RunStage(name string) error {
+	switch name {
+	case "net":
+		return netStage()
+	case "lock":
+		err := lockStage()
+		if err != nil {
+			fmt.Fprintf(os.NewFile(statusFD, "status"), "error %s\n", oneLine(err.Error()))
+		}
+		return err
+	}
+	return fmt.Errorf("unknown sandbox stage %q", name)
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// netStage brings lo up, drops its capabilities and execs the lock stage.
+func netStage() error {
+	runtime.LockOSThread() // the ambient capabilities cleared below are per thread
+	if err := loUp(); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("failed to clear ambient capabilities: %w", err)
+	}
+	// The uid inside is not 0, so without ambient capabilities the lock
+	// stage starts with none, on every thread.
+	return unix.Exec("/proc/self/exe", append([]string{os.Args[0]}, StageArgs("lock")...), os.Environ())
+}
+
+func loUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("failed to open a socket to bring lo up: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("failed to read lo's flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("failed to bring lo up: %w", err)
+	}
+	return nil
+}
+
+// lockStage confines itself and then runs the program or waits for the
+// command.
+func lockStage() error {
+	runtime.LockOSThread() // Landlock binds this thread, which execs the program
+	for _, fd := range []int{specFD, statusFD, releaseFD} {
+		unix.CloseOnExec(fd)
+	}
+	var spec Spec
+	if err := json.NewDecoder(io.LimitReader(os.NewFile(specFD, "spec"), maxCommand)).Decode(&spec); err != nil {
+		return fmt.Errorf("failed to read the sandbox spec: %w", err)
+	}
+	unix.Close(specFD)
+	if err := selfCheck(); err != nil {
+		return err
+	}
+	prog, args := "bash", []string{"bash", "-c"}
+	if spec.Args != nil {
+		if len(spec.Args) == 0 || spec.Args[0] == "" {
+			return errors.New("no program to run")
+		}
+		prog, args = spec.Args[0], spec.Args
+	}
+	path, err := exec.LookPath(prog)
+	if err != nil {
+		return fmt.Errorf("program %q: %w", prog, err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("failed to set no_new_privs: %w", err)
+	}
+	abi, err := landlock(spec.Writable)
+	if err != nil {
+		return err
+	}
+	if err := installSeccomp(); err != nil {
+		return err
+	}
+	if err := os.Chdir(spec.Dir); err != nil {
+		return fmt.Errorf("failed to enter the working directory: %w", err)
+	}
+	status := os.NewFile(statusFD, "status")
+	if _, err := fmt.Fprintf(status, "ready %d\n", abi); err != nil {
+		return err
+	}
+	if spec.Args == nil {
+		// Held: wait for the daemon's verdict on what it saw from outside.
+		text, err := io.ReadAll(io.LimitReader(os.NewFile(releaseFD, "release"), maxCommand+1))
+		if err != nil || len(text) == 0 || len(text) > maxCommand {
+			os.Exit(125) // aborted: nothing runs
+		}
+		args = append(args, string(text))
+	}
+	return unix.Exec(path, args, os.Environ())
+}
+
+// selfCheck refuses to go on unless this process has no capabilities and
+// its network namespace has only lo.
+func selfCheck() error {
+	st, err := readStatus("/proc/self/status")
+	if err != nil {
+		return err
+	}
+	for _, k := range []string{"CapEff", "CapPrm", "CapAmb"} {
+		if !zeroHex(st[k]) {
+			return fmt.Errorf("the sandbox still holds capabilities (%s %s)", k, st[k])
+		}
+	}
+	ifs, err := interfaces("/proc/self/net/dev")
+	if err != nil {
+		return err
+	}
+	if len(ifs) != 1 || ifs[0] != "lo" {
+		return fmt.Errorf("the sandbox's network namespace has interfaces %v, want only lo", ifs)
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package sandbox
+
+import (
+	"errors"
+	"time"
+)
+
+// Spec says what one sandboxed run may touch. The network is never a
+// choice: every run gets a network namespace with only lo.
+type Spec struct {
+	// Writable are the absolute directories the run may write beneath (the
+	// workspace). [Start] adds a private tmp of its own.
+	Writable []string `json:"writable"`
+	// Dir is the working directory of the program; empty means the
+	// first writable directory.
+	Dir string `json:"dir"`
+	// Args is the program and its arguments for confinement (narrowd exec
+	// --confine). Empty means held mode: the sandbox reports ready and
+	// waits for [Sandbox.Release], then runs the released text with
+	// bash -c.
+	Args []string `json:"args,omitempty"`
+	// Env is the program's environment; nil means the wrapper's own.
+	// TMPDIR is always replaced by the private tmp.
+	Env []string `json:"-"`
+	// MaxScan bounds how many directory entries [Start] may look at when
+	// it checks the writable directories for hard links; 0 means
+	// [DefaultMaxScan].
+	MaxScan int `json:"-"`
+}
+
+// DefaultMaxScan is the default bound of the hard-link scan.
+const DefaultMaxScan = 200_000
+
+// Ready is what the lock stage reports once it is confined.
+type Ready struct {
+	// Pid is the lock stage's pid, as the wrapper (and the daemon, which
+	// shares its PID namespace) sees it.
+	Pid int
+	// LandlockABI is the Landlock ABI version the stage got.
+	LandlockABI int
+}
+
+// Facts are what [Verify] observed from outside, for the evidence record.
+type Facts struct {
+	Pid        int       `json:"pid"`
+	NetNS      string    `json:"netns"`
+	UserNS     string    `json:"userns"`
+	Interfaces []string  `json:"interfaces"`
+	Threads    int       `json:"threads"`
+	Seccomp    int       `json:"seccomp"`
+	NoNewPrivs int       `json:"no_new_privs"`
+	CapEff     string    `json:"cap_eff"`
+	VerifiedAt time.Time `json:"verified_at"`
+}
+
+// ErrUnsupported reports a system where narrowd cannot build its sandbox.
+// Nothing runs then.
+var ErrUnsupported = errors.New("narrowd's sandbox is not supported on this system")
+
+// StageArgs are the arguments, after the binary, that make narrowd run a
+// sandbox stage: `narrowd exec --stage NAME`. The command line entry point
+// passes NAME to [RunStage].
+func StageArgs(name string) []string { return []string{"exec", "--stage", name} }
