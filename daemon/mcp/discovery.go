@@ -1,0 +1,199 @@
+package mcp
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Discovery keeps a [Registry] current: one round reads every agent's
+// configuration and lists every server; rounds run at start, after a
+// configuration file changes, and on a schedule.
+type Discovery struct {
+	Locations Locations
+	Lister    *Lister
+	Registry  *Registry
+	// Interval between scheduled rounds; 0 means 10 minutes.
+	Interval time.Duration
+	// Parallel is how many servers are listed at once; 0 means 2.
+	Parallel int
+	// Logger receives problems; nil discards them.
+	Logger *slog.Logger
+	// OnDrift is called with each round's drifts, if any.
+	OnDrift func([]Drift)
+	// Now returns the time; nil means time.Now.
+	Now func() time.Time
+}
+
+// configDelay lets an editor finish writing a configuration file.
+const configDelay = 300 * time.Millisecond
+
+func (d *Discovery) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+func (d *Discovery) log() *slog.Logger {
+	if d.Logger != nil {
+		return d.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// Round reads the configurations, lists every server (each distinct
+// program or URL once, however many agents configure it), updates the
+// registry and returns the files it read, for a watcher.
+func (d *Discovery) Round(ctx context.Context) []string {
+	servers, files, problems := Locate(d.Locations)
+	for _, p := range problems {
+		d.log().Warn("mcp configuration", "err", p)
+	}
+	type res struct {
+		tools []Tool
+		err   error
+	}
+	unique := map[string]*res{}
+	var order []Server
+	for _, s := range servers {
+		if _, ok := unique[s.launchKey()]; !ok {
+			unique[s.launchKey()] = nil
+			order = append(order, s)
+		}
+	}
+	par := d.Parallel
+	if par <= 0 {
+		par = 2
+	}
+	sem := make(chan struct{}, par)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, s := range order {
+		wg.Go(func() {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				mu.Lock()
+				unique[s.launchKey()] = &res{err: ctx.Err()}
+				mu.Unlock()
+				return
+			}
+			defer func() { <-sem }()
+			tools, err := d.Lister.List(ctx, s)
+			mu.Lock()
+			unique[s.launchKey()] = &res{tools, err}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	now := d.now()
+	ls := make([]Listing, 0, len(servers))
+	for _, s := range servers {
+		r := unique[s.launchKey()]
+		l := Listing{Server: s, At: now}
+		if r.err != nil {
+			l.Err = r.err.Error()
+			d.log().Warn("mcp server not listed; its tools stay unlabelled", "agent", s.Agent, "server", s.Name, "err", r.err)
+		} else {
+			// Each configuration names its own namespace.
+			for _, t := range r.tools {
+				t.Key = s.Name + "/" + t.Name
+				l.Tools = append(l.Tools, t)
+			}
+		}
+		ls = append(ls, l)
+	}
+	if drifts := d.Registry.Update(ls, now); len(drifts) > 0 {
+		for _, dr := range drifts {
+			d.log().Warn("mcp tool definition changed; its labels no longer apply", "key", dr.Key, "old", dr.OldHash, "new", dr.NewHash)
+		}
+		if d.OnDrift != nil {
+			d.OnDrift(drifts)
+		}
+	}
+	return files
+}
+
+// Run does a round at once, then one after any configuration file
+// changes and one every Interval, until ctx is done.
+func (d *Discovery) Run(ctx context.Context) {
+	interval := d.Interval
+	if interval <= 0 {
+		interval = 10 * time.Minute
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		d.log().Error("cannot watch MCP configuration; changes wait for the schedule", "err", err)
+	} else {
+		defer w.Close()
+	}
+	watched := map[string]bool{}
+	want := map[string]bool{}
+	ancestors := map[string]bool{}
+	watch := func(files []string) {
+		if w == nil {
+			return
+		}
+		for _, f := range files {
+			want[filepath.Clean(f)] = true
+			for a := filepath.Dir(f); !ancestors[a] && a != filepath.Dir(a); a = filepath.Dir(a) {
+				ancestors[a] = true
+			}
+			// Watch the nearest existing directory, so a file that
+			// appears later (a new .mcp.json) is seen.
+			for dir := filepath.Dir(f); ; dir = filepath.Dir(dir) {
+				if watched[dir] {
+					break
+				}
+				if w.Add(dir) == nil {
+					watched[dir] = true
+					break
+				}
+				if dir == filepath.Dir(dir) {
+					break
+				}
+			}
+		}
+	}
+	watch(d.Round(ctx))
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	debounce := time.NewTimer(time.Hour)
+	debounce.Stop()
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if w != nil {
+		events, errs = w.Events, w.Errors
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			// A new directory on the way to a config file (.cursor,
+			// .github) is watched too.
+			if name := filepath.Clean(ev.Name); want[name] || ancestors[name] && ev.Has(fsnotify.Create) {
+				debounce.Reset(configDelay)
+			}
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			d.log().Warn("mcp configuration watch", "err", err)
+		case <-debounce.C:
+			watch(d.Round(ctx))
+		case <-tick.C:
+			watch(d.Round(ctx))
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// Launcher builds the command that starts a stdio server. The [Lister]
+// starts and stops it; a Launcher only decides what runs and how it is
+// confined. Tests use it to see the argv.
+type Launcher interface {
+	Command(ctx context.Context, s Server) (*exec.Cmd, error)
+}
+
+// NamespaceLauncher starts a server in a new user and network namespace:
+// it has no network (only a loopback that is down), so a repository
+// program cannot phone home or download anything. It does not confine
+// writes; [ExecLauncher] does, once narrowd's own sandbox is available.
+type NamespaceLauncher struct{}
+
+// Command returns the confined command.
+func (NamespaceLauncher) Command(ctx context.Context, s Server) (*exec.Cmd, error) {
+	if s.Command == "" {
+		return nil, errors.New("no command")
+	}
+	cmd := exec.CommandContext(ctx, s.Command, s.Args...)
+	cmd.Dir, cmd.Env = serverDir(s), serverEnv(s)
+	uid, gid := os.Getuid(), os.Getgid()
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		Setpgid:     true,
+		Pdeathsig:   syscall.SIGKILL,
+	}
+	return cmd, nil
+}
+
+// ExecLauncher starts a server through narrowd's own confinement,
+// `narrowd exec --confine [--write DIR] -- PROG ARGS…`: no network,
+// writes confined to the server's project directory.
+type ExecLauncher struct {
+	// Narrowd is the narrowd executable.
+	Narrowd string
+}
+
+// Command returns the confined command.
+func (l ExecLauncher) Command(ctx context.Context, s Server) (*exec.Cmd, error) {
+	if s.Command == "" {
+		return nil, errors.New("no command")
+	}
+	argv := []string{"exec", "--confine"}
+	if s.Project != "" {
+		argv = append(argv, "--write", s.Project)
+	}
+	argv = append(argv, "--", s.Command)
+	argv = append(argv, s.Args...)
+	cmd := exec.CommandContext(ctx, l.Narrowd, argv...)
+	cmd.Dir, cmd.Env = serverDir(s), serverEnv(s)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return cmd, nil
+}
+
+// serverDir is where the agent would start the server: its cwd if the
+// configuration names one, else the project, else the home directory.
+func serverDir(s Server) string {
+	switch {
+	case s.Dir != "":
+		return s.Dir
+	case s.Project != "":
+		return s.Project
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return h
+	}
+	return "/"
+}
+
+// passedEnv are the only variables of narrowd's own environment a server
+// sees, beside its configured env: enough to find node or python, never
+// narrowd's own secrets.
+var passedEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "NODE_PATH"}
+
+func serverEnv(s Server) []string {
+	var env []string
+	for _, k := range passedEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, k := range sortedKeys(s.Env) {
+		env = append(env, k+"="+s.Env[k])
+	}
+	return env
+}
