@@ -194,7 +194,9 @@ func (r *Registry) Tools() []Tool {
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key || out[i].Key == out[j].Key && out[i].DefHash < out[j].DefHash })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Key < out[j].Key || out[i].Key == out[j].Key && out[i].DefHash < out[j].DefHash
+	})
 	return out
 }
 

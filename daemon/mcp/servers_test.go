@@ -132,7 +132,9 @@ func notesServer(readDesc string) *sdk.Server {
 		Description: readDesc,
 		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}, "required": []any{"path"}},
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &yes},
-	}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return &sdk.CallToolResult{}, nil })
+	}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{}, nil
+	})
 	addTool(s, "send_note", "Send a note to anyone.", &sdk.ToolAnnotations{DestructiveHint: &yes})
 	return s
 }
