@@ -73,6 +73,91 @@ func lastJSONLine(s string) string {
 	return s
 }
 
+// claudeSpec describes Claude Code to the probes and metrics checks.
+var claudeSpec = clientSpec{
+	agent: "claude", preEvent: "PreToolUse", permEvent: "PermissionRequest",
+	payload: func(w *World, tool string, input json.RawMessage, id string) any {
+		return map[string]any{
+			"session_id": "e2e-check", "transcript_path": filepath.Join(w.Root, "check.jsonl"),
+			"cwd": w.Project, "hook_event_name": "PreToolUse", "permission_mode": "default",
+			"tool_name": tool, "tool_input": input, "tool_use_id": "toolu_" + id,
+		}
+	},
+}
+
+// allProbes is the scenario every client runs: harmless reads, workspace
+// writes, calls that must never run, and a call the profiles ask about.
+func allProbes(n toolNames, pe *probeEnv) []probe {
+	return []probe{
+		probeLs(n), probeRead(n), probeWrite(n), probeEdit(n),
+		probeTouchOutside(n), probeRmOutside(n), probeCurl(n, pe), probeSSHKey(n),
+	}
+}
+
+// TestClaudeHooks runs every probe through Claude Code with narrowd's
+// command hook (the shim over the Unix socket) and with its http hook
+// (straight to the daemon), under the standard profile and under
+// readonly, where the workspace writes must not run. It then checks the
+// metrics against what the probes did.
+func TestClaudeHooks(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, profile string
+		http          bool
+	}{
+		{"command-standard", "standard", false},
+		{"http-standard", "standard", true},
+		{"command-readonly", "readonly", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w, bin := claudeWorld(t, WorldOptions{Profile: tc.profile})
+			via := "socket"
+			if tc.http {
+				w.Install("claude", "--http", w.HTTPAddr)
+				via = "http"
+			} else {
+				w.Install("claude")
+			}
+			w.Start()
+			pe := newProbeEnv(t, w)
+			ps := allProbes(claudeToolNames, pe)
+			sc := scenarioOf("probes", ps)
+			out := runClaude(t, w, bin, sc)
+			outs := checkProbes(t, w, claudeSpec, sc, ps, via)
+			mustExist(t, w.MarkerFile, "")
+			if hits := pe.sink.Hits(); len(hits) > 0 {
+				t.Errorf("the sink got requests: %v", hits)
+			}
+			asked, writesAllowed := false, 0
+			for _, o := range outs {
+				asked = asked || o.outcome == "ask"
+				if o.probe.clientAsks && o.outcome == "allow" {
+					writesAllowed++
+				}
+			}
+			if !asked {
+				t.Errorf("no probe got ask under %s: the ask case is not exercised", tc.profile)
+			}
+			// The profiles differ exactly here: standard allows proven
+			// workspace writes, readonly does not.
+			if wantWrites := map[string]int{"standard": 2, "readonly": 0}[tc.profile]; writesAllowed != wantWrites {
+				t.Errorf("%d workspace writes allowed under %s, want %d", writesAllowed, tc.profile, wantWrites)
+			}
+			denied := 0
+			for _, o := range outs {
+				if o.outcome != "allow" {
+					denied++
+				}
+			}
+			if len(out.PermissionDenials) != denied {
+				t.Errorf("claude lists %d permission denials, narrowd refused %d calls: %+v", len(out.PermissionDenials), denied, out.PermissionDenials)
+			}
+			checkMetrics(t, w, claudeSpec, outs)
+		})
+	}
+}
+
 func TestClaudeHarmlessRead(t *testing.T) {
 	t.Parallel()
 	w, bin := claudeWorld(t, WorldOptions{})

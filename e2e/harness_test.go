@@ -252,6 +252,8 @@ func NewWorld(t testing.TB, opt WorldOptions) *World {
 		w.Stop()
 		if t.Failed() {
 			t.Logf("narrowd serve log:\n%s", w.DaemonLog())
+		}
+		if t.Failed() || os.Getenv("NARROWD_E2E_KEEP") == "1" {
 			t.Logf("world kept for inspection: %s", root)
 			return
 		}
