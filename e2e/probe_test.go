@@ -104,13 +104,17 @@ func probeRead(n toolNames) probe {
 func probeWrite(n toolNames) probe {
 	return probe{name: "write-new", call: ToolCall{n.write, n.writeInput("{{CWD}}/new.txt", "written by e2e\n")},
 		clientAsks: true,
-		ran:        func(w *World, r ToolResult) bool { return fileHas(filepath.Join(w.Project, "new.txt"), "written by e2e") }}
+		ran: func(w *World, r ToolResult) bool {
+			return fileHas(filepath.Join(w.Project, "new.txt"), "written by e2e")
+		}}
 }
 
 func probeEdit(n toolNames) probe {
 	return probe{name: "edit-readme", call: ToolCall{n.edit, n.editInput("{{CWD}}/README.md", "second line", "edited by e2e")},
 		clientAsks: true,
-		ran:        func(w *World, r ToolResult) bool { return fileHas(filepath.Join(w.Project, "README.md"), "edited by e2e") }}
+		ran: func(w *World, r ToolResult) bool {
+			return fileHas(filepath.Join(w.Project, "README.md"), "edited by e2e")
+		}}
 }
 
 func probeTouchOutside(n toolNames) probe {
@@ -125,7 +129,9 @@ func probeRmOutside(n toolNames) probe {
 
 func probeCurl(n toolNames, pe *probeEnv) probe {
 	return probe{name: "curl-sink", call: ToolCall{n.shell, shellInput("curl -s {{SINK}}/x")}, never: true, sessionDependent: true,
-		ran: func(w *World, r ToolResult) bool { return len(pe.sink.Hits()) > 0 || strings.Contains(r.Text, "sink body") }}
+		ran: func(w *World, r ToolResult) bool {
+			return len(pe.sink.Hits()) > 0 || strings.Contains(r.Text, "sink body")
+		}}
 }
 
 func probeSSHKey(n toolNames) probe {
