@@ -182,3 +182,74 @@ func TestClaudeHarmlessRead(t *testing.T) {
 		t.Errorf("permission denials: %+v", out.PermissionDenials)
 	}
 }
+
+// TestClaudeSessionTaint: after Claude Code reads a project file (text
+// written by others), a curl that the same profile allows in a clean
+// session is refused.
+func TestClaudeSessionTaint(t *testing.T) {
+	t.Parallel()
+	w, bin := claudeWorld(t, WorldOptions{ProfileTOML: taintProfile})
+	w.Install("claude")
+	w.Start()
+	pe := newProbeEnv(t, w)
+	clean, tainted := taintScenarios(claudeToolNames)
+	runClaude(t, w, bin, clean)
+	runClaude(t, w, bin, tainted)
+	checkTaint(t, w, pe, tainted)
+}
+
+// TestClaudeDaemonDown stops the daemon before Claude Code runs. The
+// command hook judges in-process with the same profile: what the profile
+// allows runs, nothing else does. The http hook has nobody to ask and is
+// installed with onFailure "block": nothing the profile would refuse runs.
+func TestClaudeDaemonDown(t *testing.T) {
+	t.Parallel()
+	for _, http := range []bool{false, true} {
+		name := map[bool]string{false: "command", true: "http"}[http]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w, bin := claudeWorld(t, WorldOptions{})
+			if http {
+				w.Install("claude", "--http", w.HTTPAddr)
+			} else {
+				w.Install("claude")
+			}
+			w.Start()
+			w.Stop()
+			pe := newProbeEnv(t, w)
+			n := claudeToolNames
+			ps := []probe{probeLs(n), probeWrite(n), probeRmOutside(n), probeCurl(n, pe), probeSSHKey(n)}
+			sc := scenarioOf("down", ps)
+			runClaude(t, w, bin, sc)
+			last := w.Model.Last(sc.Name)
+			for i, p := range ps {
+				res, ok := last.Result(i, 0)
+				if !ok {
+					t.Errorf("%s: no tool result", p.name)
+					continue
+				}
+				in := json.RawMessage(expand(p.call.Input, w.Model.Vars))
+				v := w.Check("claude", claudeSpec.payload(w, p.call.Name, in, CallID(i, 0)))
+				ran := p.ran(w, res)
+				t.Logf("%s: profile says %s, ran=%v", p.name, v.Decision.Outcome, ran)
+				switch {
+				case ran && (p.never || v.Decision.Outcome != "allow"):
+					t.Errorf("%s ran with the daemon down although the profile says %s", p.name, v.Decision.Outcome)
+				case !http && v.Decision.Outcome == "allow" && !ran:
+					t.Errorf("%s: the in-process fallback should have let it run (profile: allow): %+v", p.name, res)
+				case http && ran && p.call.Name != "Bash":
+					// Nothing reaches narrowd, so only Claude's own read-only
+					// rules could run anything; a write must not.
+					t.Errorf("%s ran with the http hook unanswered", p.name)
+				}
+			}
+			mustExist(t, w.MarkerFile, "")
+			if len(pe.sink.Hits()) != 0 {
+				t.Errorf("the sink got requests: %v", pe.sink.Hits())
+			}
+			if recs := w.Audit(); len(recs) != 0 {
+				t.Logf("%d audit records written while the daemon was down (expected none)", len(recs))
+			}
+		})
+	}
+}

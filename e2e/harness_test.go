@@ -36,6 +36,11 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	// NARROWD_E2E_NARROWD runs the suite against a prebuilt binary.
+	if bin := os.Getenv("NARROWD_E2E_NARROWD"); bin != "" {
+		narrowdBin = bin
+		return m.Run()
+	}
 	dir, err := os.MkdirTemp("", "narrowd-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)

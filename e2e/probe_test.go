@@ -221,3 +221,56 @@ func checkProbes(t *testing.T, w *World, c clientSpec, sc Scenario, ps []probe, 
 	}
 	return outs
 }
+
+// The taint scenarios run under taintProfile (codex_test.go): everything
+// is allowed except sending data out once text written by others entered
+// the session.
+
+// taintScenarios are the control (a write, then curl) and the tainted
+// run (a write, a read of a project file, then the same curl to another
+// path). The write returns no third-party text; it makes the session known
+// to narrowd (its post-tool event is recorded) and clean: a session whose
+// first call narrowd sees is unknown, and unknown never relaxes.
+func taintScenarios(n toolNames) (clean, tainted Scenario) {
+	clean = Scenario{Name: "taint-control", Turns: []Turn{
+		{Calls: []ToolCall{{n.write, n.writeInput("{{CWD}}/clean.txt", "note\n")}}},
+		{Calls: []ToolCall{{n.shell, shellInput("curl -s {{SINK}}/clean")}}},
+		{Text: "fetched"},
+	}}
+	tainted = Scenario{Name: "taint", Turns: []Turn{
+		{Calls: []ToolCall{{n.write, n.writeInput("{{CWD}}/tainted.txt", "note\n")}}},
+		{Calls: []ToolCall{{n.read, n.readInput("{{CWD}}/README.md")}}},
+		{Calls: []ToolCall{{n.shell, shellInput("curl -s {{SINK}}/tainted")}}},
+		{Text: "done"},
+	}}
+	return clean, tainted
+}
+
+// checkTaint asserts the outcome of the two taint scenarios: the clean
+// curl reached the sink, the tainted one did not, and its refusal names
+// no-send-after-read.
+func checkTaint(t *testing.T, w *World, pe *probeEnv, tainted Scenario) {
+	t.Helper()
+	hits := pe.sink.Hits()
+	if len(hits) != 1 || !strings.HasSuffix(hits[0], "/clean") {
+		t.Errorf("sink hits = %v, want exactly the clean session's GET /clean", hits)
+	}
+	last := w.Model.Last(tainted.Name)
+	rd, ok := last.Result(1, 0)
+	if !ok || !strings.Contains(rd.Text, "hello world") {
+		t.Errorf("the tainting read did not run: %+v", rd)
+	}
+	res, ok := last.Result(2, 0)
+	if !ok || !strings.Contains(res.Text, "narrowd") || !strings.Contains(res.Text, "no-send-after-read") {
+		t.Errorf("the tainted curl's result = %+v, want narrowd's refusal under no-send-after-read", res)
+	}
+	for _, r := range w.Audit() {
+		switch {
+		case !strings.Contains(r.Summary, "curl"):
+		case strings.Contains(r.Summary, "/clean") && (r.Outcome != "allow" || !r.SessionKnown):
+			t.Errorf("clean curl audit: outcome %s, session known %v; want allow in a known session", r.Outcome, r.SessionKnown)
+		case strings.Contains(r.Summary, "/tainted") && (r.Outcome != "deny" || r.PolicyRule != "no-send-after-read" || !r.SessionKnown):
+			t.Errorf("tainted curl audit: outcome %s rule %s, session known %v; want deny by no-send-after-read in a known session", r.Outcome, r.PolicyRule, r.SessionKnown)
+		}
+	}
+}
