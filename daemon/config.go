@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/narrowd/narrowd/daemon/mcp"
 )
 
 // Config is everything the daemon needs, built by cmd/narrowd from flags
@@ -12,6 +14,9 @@ import (
 type Config struct {
 	// Engine configures the decision pipeline (profile, workspaces).
 	Engine EngineConfig
+	// MCP, when set, discovers the agents' MCP tools while the daemon
+	// serves; its registry tells the engine each tool's current def_hash.
+	MCP *mcp.Discovery
 	// Watch lists extra files (catalogs, sensitive-name lists) whose change
 	// rebuilds the engine, beside the profile when it is a file.
 	Watch []string
@@ -33,8 +38,12 @@ type Config struct {
 	// default timeout so the shim gets the blocking reply.
 	AuditTimeout time.Duration
 
-	// StateDir holds durable state: session history.
+	// StateDir holds durable state: session history, and the snapshot
+	// store (StateDir/snapshots) unless Engine names another.
 	StateDir string
+	// NoSnapshots turns the snapshot store off: no call narrows on a
+	// snapshot, as in check and the shim's fallback.
+	NoSnapshots bool
 
 	// AllowAtPreTool turns off abstain-then-permission: when false (the
 	// default), narrowd abstains at pre-tool time for calls it would allow
@@ -102,5 +111,8 @@ func (c *Config) fill() {
 	}
 	if c.Version == "" {
 		c.Version = "devel"
+	}
+	if !c.NoSnapshots && c.Engine.Snapshots == nil && c.Engine.SnapshotDir == "" && c.StateDir != "" {
+		c.Engine.SnapshotDir = SnapshotDir(c.StateDir)
 	}
 }

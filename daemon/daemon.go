@@ -41,6 +41,8 @@ type Server struct {
 	audit    *Audit
 	sessions *Sessions
 	started  time.Time
+	// tickets is nil when this daemon cannot run narrowd's sandbox.
+	tickets *tickets
 
 	reloadMu      sync.Mutex
 	lastReloadErr string
@@ -57,12 +59,20 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AuditDir == "" {
 		return nil, errors.New("no audit directory")
 	}
+	tickets := newTickets(cfg)
+	cfg.Engine.Sandbox = tickets != nil
+	if cfg.MCP != nil {
+		cfg.Engine.MCP = cfg.MCP.Registry
+	}
 	e, err := NewEngine(cfg.Engine)
 	if err != nil {
 		return nil, fmt.Errorf("failed to build engine: %w", err)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, metrics: NewMetrics(cfg.Version), started: cfg.now()}
+	s := &Server{cfg: cfg, log: cfg.Logger, metrics: NewMetrics(cfg.Version), started: cfg.now(), tickets: tickets}
 	s.engine.Store(e)
+	if cfg.MCP != nil {
+		s.metrics.watchMCP(cfg.MCP.Registry, func(key, hash string) string { return s.engine.Load().MCPLabelState(key, hash) })
+	}
 	if s.audit, err = OpenAudit(cfg.AuditDir, cfg.AuditMaxSize, cfg.AuditKeep, cfg.AuditTimeout, cfg.Logger); err != nil {
 		return nil, err
 	}
@@ -132,6 +142,11 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 
 	var wg sync.WaitGroup
 	wg.Go(func() { s.watch(ctx) })
+	if s.cfg.MCP != nil {
+		// Discovery runs aside: a slow or hostile server delays only
+		// its own tools, which stay unlabelled meanwhile.
+		wg.Go(func() { s.cfg.MCP.Run(ctx) })
+	}
 
 	if err := Notify(s.cfg.NotifySocket, "READY=1\nSTATUS=serving"); err != nil {
 		s.log.Warn("sd_notify failed", "err", err)

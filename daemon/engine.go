@@ -10,6 +10,7 @@ import (
 	"github.com/narrowd/narrowd/parse"
 	"github.com/narrowd/narrowd/proofs"
 	"github.com/narrowd/narrowd/rules"
+	"github.com/narrowd/narrowd/sandbox/snapshot"
 )
 
 // EngineConfig configures the decision pipeline. The zero value is the
@@ -26,6 +27,13 @@ type EngineConfig struct {
 	// NoDisk turns off the symlink and hard link checks, which read the
 	// file system at check time. Tests of pure lexical behaviour use it.
 	NoDisk bool
+	// Snapshots, or else a store opened in SnapshotDir, preserves the
+	// files a call would change before it is judged with an id
+	// ([Engine.JudgeAs]). Neither set (check, the shim's fallback): no
+	// snapshot, so no write narrows on one.
+	Snapshots      Snapshots
+	SnapshotDir    string
+	SnapshotBudget snapshot.Budget
 }
 
 // Engine is the one decision pipeline that serve, the hook shim's
@@ -42,6 +50,8 @@ type Engine struct {
 	// configured and profile workspaces added after each call's own.
 	paths proofs.Paths
 	roots []string
+	// snapshots is nil when the engine takes none.
+	snapshots Snapshots
 }
 
 // NewEngine builds the pipeline. A profile, label file or table that does
@@ -82,6 +92,9 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	e.paths = proofs.NewPaths(nil, e.profile.Sensitive(), e.disk)
 	e.roots = append(slices.Clip(cfg.Workspaces), e.profile.Workspaces()...)
+	if e.snapshots, err = openSnapshots(cfg); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -109,8 +122,18 @@ func LoadProfile(name string) (*rules.Profile, error) {
 func (e *Engine) Profile() *rules.Profile { return e.profile }
 
 // Judge returns the verdict for one call. It never fails: an internal
-// problem becomes a deny with a fixed reason, and never an allow.
-func (e *Engine) Judge(call rules.Call, sess rules.Session) (v rules.Verdict) {
+// problem becomes a deny with a fixed reason, and never an allow. It
+// takes no snapshot; see [Engine.JudgeAs].
+func (e *Engine) Judge(call rules.Call, sess rules.Session) rules.Verdict {
+	return e.JudgeAs("", call, sess)
+}
+
+// JudgeAs is [Engine.Judge] for a call that will be recorded under id
+// (the audit record's id). When the engine has a snapshot store and the
+// call has not run yet, the workspace files a proven call would change
+// are preserved under id before the profile decides, and the snapshot is
+// established evidence. An empty id takes no snapshot.
+func (e *Engine) JudgeAs(id string, call rules.Call, sess rules.Session) (v rules.Verdict) {
 	defer func() {
 		// The schema promises a list, never null.
 		if v.Evidence == nil {
@@ -139,7 +162,12 @@ func (e *Engine) Judge(call rules.Call, sess rules.Session) (v rules.Verdict) {
 		return v
 	}
 	ceiling := entry.Labels
-	v.Evidence = e.evidence(entry.Input, call)
+	want := e.mayPreserve(id, call)
+	ev, targets, complete := e.evidence(entry.Input, call, want)
+	if want {
+		ev = append(ev, e.preserve(id, targets, complete, ceiling, ev)...)
+	}
+	v.Evidence = ev
 	narrowed := proofs.Narrow(ceiling, v.Evidence)
 	v.Ceiling, v.Narrowed = &ceiling, &narrowed
 
@@ -148,6 +176,7 @@ func (e *Engine) Judge(call rules.Call, sess rules.Session) (v rules.Verdict) {
 	if v.Decision.Outcome != rules.Allow {
 		v.Decision.Reason += findings(v.Evidence)
 	}
+	v.Decision.Reason += undoHint(id, v.Evidence)
 
 	atCeiling := in
 	atCeiling.Narrowed, atCeiling.Evidence = &ceiling, nil
@@ -224,25 +253,34 @@ func mcpName(agent, name string) (server, tool string, ok bool) {
 	return server, tool, ok && server != "" && tool != ""
 }
 
-// evidence gathers what narrowd can prove about one call's arguments.
-func (e *Engine) evidence(spec rules.InputSpec, call rules.Call) []rules.Evidence {
+// evidence gathers what narrowd can prove about one call's arguments
+// and, when targets is set, the workspace files it would change
+// (complete reports that the list is whole).
+func (e *Engine) evidence(spec rules.InputSpec, call rules.Call, targets bool) (ev []rules.Evidence, ts []proofs.Target, complete bool) {
 	ps := e.paths.WithRoots(append(slices.Clip(call.Workspaces), e.roots...))
 	cwd := call.Cwd
 	if spec.Kind == rules.InputShell {
 		if dir, _ := call.Input[spec.Dir].(string); spec.Dir != "" && dir != "" {
 			w := ps.Resolve(cwd, dir)
 			if w.Abs == "" {
-				return []rules.Evidence{{Kind: "path-outside", Strength: rules.Proven, Subject: dir, Detail: w.Why, Effect: "none"}}
+				return []rules.Evidence{{Kind: "path-outside", Strength: rules.Proven, Subject: dir, Detail: w.Why, Effect: "none"}}, nil, false
 			}
 			cwd = w.Abs
 		}
 		cmd, ok := call.Input[spec.Field].(string)
 		if !ok {
-			return []rules.Evidence{{Kind: "missing-argument", Strength: rules.Proven, Subject: spec.Field, Detail: "the command argument is missing or not a string", Effect: "none"}}
+			return []rules.Evidence{{Kind: "missing-argument", Strength: rules.Proven, Subject: spec.Field, Detail: "the command argument is missing or not a string", Effect: "none"}}, nil, false
 		}
-		return proofs.Shell(parse.Analyze(cmd, e.knowledge), cwd, ps)
+		a := parse.Analyze(cmd, e.knowledge)
+		if targets {
+			ts, complete = proofs.WriteTargets(a, cwd, ps)
+		}
+		return proofs.Shell(a, cwd, ps), ts, complete
 	}
-	return proofs.Tool(spec, call.Input, cwd, ps)
+	if targets {
+		ts, complete = proofs.ToolTargets(spec, call.Input, cwd, ps)
+	}
+	return proofs.Tool(spec, call.Input, cwd, ps), ts, complete
 }
 
 // failVerdict is the one fixed answer for internal failures: deny.

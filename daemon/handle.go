@@ -53,12 +53,15 @@ func (s *Server) HandleEvent(name, event string, payload []byte, via string, opt
 	}
 
 	sess := s.sessions.Get(call.Agent, call.Session)
+	// The id exists before the verdict: a snapshot taken while judging
+	// is kept under it, so `narrowd undo ID` finds it from the audit.
+	id = newID()
 	t0 := time.Now()
-	v := s.engine.Load().Judge(call, sess)
+	v := s.engine.Load().JudgeAs(id, call, sess)
 	s.metrics.duration.Observe(time.Since(t0).Seconds())
 
 	answer, reply, avoided, estimate := s.answer(call, v, opt)
-	rec := newRecord(call, v, sess, via, answer, s.cfg.now())
+	rec := newRecord(id, call, v, sess, via, answer, s.cfg.now())
 	rec.PromptAvoided, rec.PromptAvoidedEstimate = avoided, estimate
 	rec.DurationUS = time.Since(start).Microseconds()
 	if err := s.audit.Append(rec); err != nil {
@@ -211,14 +214,14 @@ func (s *Server) failDecode(name, via string, err error, start time.Time) (agent
 }
 
 // newRecord builds the audit record of one decision.
-func newRecord(call rules.Call, v rules.Verdict, sess rules.Session, via, answer string, now time.Time) *Record {
+func newRecord(id string, call rules.Call, v rules.Verdict, sess rules.Session, via, answer string, now time.Time) *Record {
 	risk := v.RiskClass
 	if risk == "" {
 		risk = "unknown"
 	}
 	ts := now.UTC().Format(time.RFC3339Nano)
 	return &Record{
-		ID:              newID(),
+		ID:              id,
 		ToolName:        call.Tool,
 		RiskClass:       risk,
 		SideEffectClass: sideEffectClass(v.Narrowed),

@@ -93,6 +93,8 @@ func (s *Server) unixHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+HookPath+"{agent}", s.serveShim)
 	mux.HandleFunc("GET "+StatusPath, s.serveStatus)
+	mux.HandleFunc("POST "+ExecClaimPath, s.serveExecClaim)
+	mux.HandleFunc("POST "+ExecVerifyPath, s.serveExecVerify)
 	return s.samePeer(mux)
 }
 
@@ -193,6 +195,8 @@ type Status struct {
 	AllowAtPreTool bool      `json:"allow_at_pre_tool"`
 	Interactive    bool      `json:"interactive"`
 	LastReloadErr  string    `json:"last_reload_error,omitempty"`
+	// MCP is discovery's view; absent when discovery is off.
+	MCP *MCPStatus `json:"mcp,omitempty"`
 }
 
 func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
@@ -210,6 +214,7 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
 		AllowAtPreTool: s.cfg.AllowAtPreTool,
 		Interactive:    s.cfg.Interactive,
 		LastReloadErr:  lre,
+		MCP:            s.mcpStatus(),
 	}
 	if st.Profile == "" {
 		st.Profile = "standard"

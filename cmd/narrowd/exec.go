@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"syscall"
+	"time"
 
+	"github.com/narrowd/narrowd/daemon"
 	"github.com/narrowd/narrowd/sandbox"
 )
 
@@ -106,7 +108,37 @@ func waitSandbox(ctx context.Context, sb *sandbox.Sandbox) error {
 	return nil
 }
 
-// redeemTicket is not built yet: nothing runs.
-func redeemTicket(_ context.Context, _ env, _, _, _ string, fail func(error) error) error {
-	return fail(errors.New("tickets are not supported by this narrowd yet"))
+// redeemTicket is narrowd exec --ticket: claim the ticket, build the
+// sandbox held, let the daemon check it from outside, and only then run
+// the command text the daemon releases.
+func redeemTicket(ctx context.Context, e env, ticket, socket, configPath string, fail func(error) error) error {
+	sock := socket
+	if sock == "" {
+		c, err := loadConfig(e, configPath)
+		if err != nil {
+			return fail(err)
+		}
+		c.defaults(e)
+		sock = c.Socket
+	}
+	client := daemon.Client{Socket: sock, Timeout: 10 * time.Second}
+	cl, err := client.ClaimTicket(ctx, ticket)
+	if err != nil {
+		return fail(fmt.Errorf("the daemon refused the ticket: %w", err))
+	}
+	sb, err := sandbox.Start("", sandbox.Spec{Writable: cl.Writable, Dir: cl.Cwd})
+	if err != nil {
+		return fail(err)
+	}
+	r := sb.Ready()
+	command, err := client.VerifySandbox(ctx, cl.Claim, r.Pid, r.LandlockABI)
+	if err != nil {
+		sb.Abort()
+		return fail(fmt.Errorf("the daemon's check of the sandbox failed: %w", err))
+	}
+	if err := sb.Release(command); err != nil {
+		sb.Abort()
+		return fail(err)
+	}
+	return waitSandbox(ctx, sb)
 }

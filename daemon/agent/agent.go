@@ -83,6 +83,12 @@ type Options struct {
 	// (not a headless -p/exec run). Only then is ask sent as ask, and
 	// only to agents that are proven to ask rather than run or hang.
 	Interactive bool
+	// Rewrite is the command narrowd runs in place of a call whose
+	// outcome is sandbox (`narrowd exec --ticket T`). Where the agent's
+	// input rewrite is proven, a sandbox outcome becomes an allow of the
+	// rewritten call; elsewhere a deny that tells the agent to run exactly
+	// this. Empty: a sandbox outcome blocks.
+	Rewrite string
 }
 
 // Detect names the agent that sent payload from its shape
@@ -194,6 +200,9 @@ func decoderFor(agent string) (func(f fields, event string) (rules.Call, error),
 func Encode(agent string, call rules.Call, d rules.Decision, opt Options) Reply {
 	if call.Phase == rules.PostTool {
 		return Abstain(agent, call)
+	}
+	if d.Outcome == rules.Sandbox && opt.Rewrite != "" {
+		return encodeSandbox(agent, call, d, opt.Rewrite)
 	}
 	switch agent {
 	case Claude:

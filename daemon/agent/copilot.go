@@ -85,6 +85,13 @@ func decodeCopilot(f fields, configured string) (rules.Call, error) {
 		event = strings.ToLower(configured[:1]) + configured[1:]
 	}
 	if event == "" {
+		// Copilot 1.0.102 names the event of a permissionRequest payload
+		// in hookName (seen in the e2e suite); the configured event wins.
+		if event, err = f.str("hookName"); err != nil {
+			return rules.Call{}, err
+		}
+	}
+	if event == "" {
 		switch {
 		case f["toolResult"] != nil:
 			event = "postToolUse"
@@ -118,10 +125,32 @@ func decodeCopilot(f fields, configured string) (rules.Call, error) {
 	if c.Input, err = input(argsKey, f[argsKey]); err != nil {
 		return rules.Call{}, err
 	}
+	if phase == rules.PermissionAsk {
+		if err := copilotPermissionPath(c.Input); err != nil {
+			return rules.Call{}, err
+		}
+	}
 	if phase == rules.PostTool {
 		c.Response = postResponse(f, "toolResult")
 	}
 	return c, nil
+}
+
+// copilotPermissionPath reads the file a camelCase permissionRequest is
+// about. Copilot 1.0.102 asks about its create and edit tools as toolName
+// "edit" with toolInput {file_path, diff} (seen in the e2e suite), where
+// the pre-tool payload had {path, …}; the catalog judges "path". A payload
+// that names two different files is refused rather than judged on one.
+func copilotPermissionPath(in map[string]any) error {
+	fp, ok := in["file_path"]
+	if !ok {
+		return nil
+	}
+	if p, ok := in["path"]; ok && p != fp {
+		return fmt.Errorf("%w: permission request names two files (path and file_path)", ErrMalformed)
+	}
+	in["path"] = fp
+	return nil
 }
 
 // copilotOutput is Copilot's hook reply, with Claude's hookSpecificOutput

@@ -1,0 +1,367 @@
+package daemon
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/narrowd/narrowd/proofs"
+	"github.com/narrowd/narrowd/rules"
+	"github.com/narrowd/narrowd/sandbox"
+)
+
+// Tickets (issue 4, linux-proofs.md §4.3). A call whose outcome is
+// sandbox is answered with a rewrite (or, where the agent's rewrite is not
+// proven, a deny that names the command) to `narrowd exec --ticket T`.
+// The ticket binds the exact command text and working directory, lives
+// only in the daemon, is single-use and expires. The wrapper claims it
+// (the daemon checks the wrapper runs narrowd), builds the sandbox, and
+// asks the daemon to verify it from outside; only then does the daemon
+// hand the command text over. Any failure kills the ticket.
+
+const (
+	defaultTicketTTL = 60 * time.Second
+	// maxTickets bounds the live tickets: a flood of sandbox calls cannot
+	// grow the daemon without bound.
+	maxTickets = 4096
+	// claimTTL bounds how long a claimed ticket waits for its sandbox.
+	claimTTL = 30 * time.Second
+)
+
+// errTicket is the reason every refused ticket gives: unknown, expired,
+// used, or claimed by something that is not narrowd.
+var errTicket = errors.New("no such ticket: it was never issued, was already used, or expired")
+
+// ticket is one issued, unredeemed permission to run one command in the
+// sandbox.
+type ticket struct {
+	id       string
+	rewrite  string // the exact command the agent runs instead
+	command  string
+	cwd      string
+	writable []string
+	agent    string
+	session  string
+	tool     string
+	toolUse  string
+	callID   string // the audit id of the call that issued it
+	hostSays []rules.Evidence
+	expires  time.Time
+}
+
+// claim is a ticket a wrapper has taken, waiting for its sandbox check.
+type claim struct {
+	t          *ticket
+	wrapperPid int
+	wrapperFD  int // pidfd of the wrapper, taken when it claimed
+	expires    time.Time
+}
+
+// tickets is the daemon's ticket store.
+type tickets struct {
+	ttl    time.Duration
+	exe    string // the narrowd binary wrappers and sandboxes must run
+	socket string
+	now    func() time.Time
+
+	mu      sync.Mutex
+	live    map[string]*ticket
+	claims  map[string]*claim
+	latched map[string]string // agent\x00session → why rewrites stopped
+}
+
+// newTickets returns the store, or nil when this daemon cannot issue
+// tickets: no Landlock, no socket path a wrapper could reach, or no
+// binary to point the rewrite at.
+func newTickets(cfg Config) *tickets {
+	if sandbox.LandlockABI() < 1 || cfg.SocketPath == "" {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return nil
+	}
+	return &tickets{
+		ttl: defaultTicketTTL, exe: exe, socket: cfg.SocketPath, now: cfg.now,
+		live: map[string]*ticket{}, claims: map[string]*claim{}, latched: map[string]string{},
+	}
+}
+
+func randomID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// shellQuote quotes s for a POSIX shell, always, so the rewrite's grammar
+// is fixed.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// shellCall returns the command text and working directory of a shell
+// call, as the engine judged them.
+func (e *Engine) shellCall(call rules.Call) (command, cwd string, ok bool) {
+	if _, _, mcp := mcpName(call.Agent, call.Tool); mcp {
+		return "", "", false
+	}
+	entry, found := e.catalog.Lookup(call.Agent, call.Tool)
+	if !found || entry.Input.Kind != rules.InputShell {
+		return "", "", false
+	}
+	command, _ = call.Input[entry.Input.Field].(string)
+	cwd = call.Cwd
+	if entry.Input.Dir != "" {
+		if dir, _ := call.Input[entry.Input.Dir].(string); dir != "" {
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(cwd, dir)
+			}
+			cwd = filepath.Clean(dir)
+		}
+	}
+	return command, cwd, command != "" && filepath.IsAbs(cwd)
+}
+
+// latchKey names a session for the latch.
+func latchKey(agent, session string) string { return agent + "\x00" + session }
+
+// issue stores a ticket for a call the profile sent to the sandbox and
+// returns it; the caller encodes t.rewrite into the agent's answer.
+func (ts *tickets) issue(e *Engine, call rules.Call) (*ticket, error) {
+	if ts == nil {
+		return nil, errors.New("this daemon cannot issue sandbox tickets")
+	}
+	command, cwd, ok := e.shellCall(call)
+	if !ok {
+		return nil, errors.New("only a shell command with a known working directory can run in narrowd's sandbox")
+	}
+	writable := slices.Compact(append(slices.Clip(call.Workspaces), e.roots...))
+	if len(writable) == 0 {
+		return nil, errors.New("the call names no workspace to confine writes to")
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if why, ok := ts.latched[latchKey(call.Agent, call.Session)]; ok && call.Session != "" {
+		return nil, errors.New(why)
+	}
+	now := ts.now()
+	for id, t := range ts.live {
+		if now.After(t.expires) {
+			delete(ts.live, id)
+		}
+	}
+	if len(ts.live) >= maxTickets {
+		return nil, errors.New("too many sandbox tickets are waiting")
+	}
+	t := &ticket{
+		id: randomID(), command: command, cwd: cwd, writable: writable,
+		agent: call.Agent, session: call.Session, tool: call.Tool, toolUse: call.ID,
+		hostSays: hostAsserted(call), expires: now.Add(ts.ttl),
+	}
+	t.rewrite = shellQuote(ts.exe) + " exec --socket " + shellQuote(ts.socket) + " --ticket " + t.id
+	ts.live[t.id] = t
+	return t, nil
+}
+
+// setCallID links a ticket to the audit id of the call that issued it.
+func (ts *tickets) setCallID(t *ticket, id string) {
+	ts.mu.Lock()
+	t.callID = id
+	ts.mu.Unlock()
+}
+
+// hostAsserted records what the agent says about its own sandbox: never
+// more than a record.
+func hostAsserted(call rules.Call) []rules.Evidence {
+	var out []rules.Evidence
+	for _, k := range []string{"dangerouslyDisableSandbox", "sandbox", "sandbox_permissions", "with_escalated_permissions"} {
+		if v, ok := call.Input[k]; ok {
+			out = append(out, rules.Evidence{
+				Kind: "agent-sandbox", Strength: rules.HostAsserted, Subject: k,
+				Detail: fmt.Sprintf("the agent's own sandbox setting %s=%v; recorded only, it relaxes nothing", k, v), Effect: "none",
+			})
+		}
+	}
+	if call.Mode != "" {
+		out = append(out, rules.Evidence{
+			Kind: "agent-permission-mode", Strength: rules.HostAsserted, Subject: call.Mode,
+			Detail: "the agent's permission mode; recorded only, it relaxes nothing", Effect: "none",
+		})
+	}
+	return out
+}
+
+// redeems reports whether call is exactly the rewrite of a live ticket:
+// the agent running `narrowd exec --ticket T` as it was told to. Nothing
+// else in the string is allowed.
+func (ts *tickets) redeems(e *Engine, call rules.Call) bool {
+	if ts == nil || call.Phase == rules.PostTool {
+		return false
+	}
+	command, _, ok := e.shellCall(call)
+	if !ok {
+		return false
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, t := range ts.live {
+		if t.rewrite == command && t.agent == call.Agent && ts.now().Before(t.expires) {
+			return true
+		}
+	}
+	return false
+}
+
+// redeemVerdict is the verdict for a call that redeems a ticket.
+func redeemVerdict(call rules.Call) rules.Verdict {
+	return rules.Verdict{
+		Agent: call.Agent, Tool: call.Tool, Key: call.Agent + "/" + call.Tool,
+		Evidence: []rules.Evidence{{
+			Kind: "sandbox-ticket", Strength: rules.Proven, Subject: "narrowd exec --ticket",
+			Detail: "the command is exactly narrowd exec redeeming a live ticket this daemon issued", Effect: "none",
+		}},
+		Decision: rules.Decision{Outcome: rules.Allow, Rule: "sandbox-ticket",
+			Reason: "this runs a command narrowd already sent to its sandbox; the sandbox is checked before the command is released"},
+		CeilingOutcome: rules.Allow,
+		RiskClass:      "process_execution",
+	}
+}
+
+// postTool latches a session whose call ran while its ticket was never
+// claimed: the agent ignored the rewrite and ran the original command
+// outside the sandbox. From then on that session gets no rewrites.
+func (ts *tickets) postTool(call rules.Call) (latched bool) {
+	if ts == nil || call.ID == "" || call.Session == "" {
+		return false
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for id, t := range ts.live {
+		if t.agent == call.Agent && t.session == call.Session && t.toolUse == call.ID {
+			delete(ts.live, id)
+			ts.latched[latchKey(call.Agent, call.Session)] =
+				"the agent ran an earlier sandboxed call without redeeming its ticket, so narrowd no longer rewrites calls in this session"
+			return true
+		}
+	}
+	return false
+}
+
+// take claims a ticket for the wrapper pid (whose pidfd the caller
+// opened). The ticket is gone from the store whatever happens next.
+func (ts *tickets) take(id string, wrapperPid, wrapperFD int) (string, *claim, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t, ok := ts.live[id]
+	delete(ts.live, id)
+	if !ok || ts.now().After(t.expires) {
+		return "", nil, errTicket
+	}
+	c := &claim{t: t, wrapperPid: wrapperPid, wrapperFD: wrapperFD, expires: ts.now().Add(claimTTL)}
+	cid := randomID()
+	ts.claims[cid] = c
+	return cid, c, nil
+}
+
+// takeClaim removes and returns a claim.
+func (ts *tickets) takeClaim(id string) (*claim, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	c, ok := ts.claims[id]
+	delete(ts.claims, id)
+	if !ok || ts.now().After(c.expires) {
+		if ok {
+			closeFD(c.wrapperFD)
+		}
+		return nil, errors.New("no such claim: it was never made, was already used, or expired")
+	}
+	return c, nil
+}
+
+// sandboxRecord is the audit record of a sandbox check: established
+// evidence when it passed, the reason when it failed.
+func sandboxRecord(c *claim, f sandbox.Facts, abi int, verr error, now time.Time) *Record {
+	t := c.t
+	ev := slices.Clone(t.hostSays)
+	rec := &Record{
+		ID: newID(), ToolName: t.tool, RiskClass: "process_execution",
+		SideEffectClass: "unknown", ResourceScope: "workspace",
+		Timestamp: now.UTC().Format(time.RFC3339Nano),
+		Agent:     t.agent, Phase: "exec", Session: t.session, Cwd: t.cwd, ToolUseID: t.toolUse,
+		Summary: summarize(map[string]any{"command": t.command}), Via: "exec",
+	}
+	if verr != nil {
+		rec.Decision, rec.PolicyRule, rec.Answer, rec.Outcome = "deny", "sandbox-check-failed", "deny", "deny"
+		rec.Reason = "narrowd's check of its own sandbox failed, so nothing ran (ticket of call " + t.callID + ")"
+		rec.Error = verr.Error()
+	} else {
+		rec.Decision, rec.PolicyRule, rec.Answer, rec.Outcome = "allow", "sandbox-exec", "sandbox", "allow"
+		rec.Reason = "narrowd verified its own sandbox from outside and released the command (ticket of call " + t.callID + ")"
+		facts := fmt.Sprintf("pid %d %s %s interfaces %v, seccomp %d (socket(AF_UNIX) and io_uring refused), no_new_privs %d, CapEff %s on all %d threads, verified at %s",
+			f.Pid, f.NetNS, f.UserNS, f.Interfaces, f.Seccomp, f.NoNewPrivs, f.CapEff, f.Threads, f.VerifiedAt.UTC().Format(time.RFC3339Nano))
+		ev = append(ev,
+			rules.Evidence{Kind: "sandbox-exec", Strength: rules.Established, Subject: f.NetNS,
+				Detail: "no egress: " + facts, Effect: "egress<=none"},
+			rules.Evidence{Kind: "sandbox-exec", Strength: rules.Established, Subject: strings.Join(t.writable, ":"),
+				Detail: fmt.Sprintf("writes confined by Landlock ABI %d (reported by narrowd's lock stage) to the workspace and a private tmp", abi),
+				Effect: "scope<=bulk"})
+	}
+	rec.Verdict = &rules.Verdict{Agent: t.agent, Tool: t.tool, Key: t.agent + "/" + t.tool, Evidence: ev,
+		Decision: rules.Decision{Outcome: outcomeOf(rec.Outcome), Rule: rec.PolicyRule, Reason: rec.Reason}, RiskClass: "process_execution"}
+	return rec
+}
+
+func outcomeOf(s string) rules.Outcome {
+	if s == "allow" {
+		return rules.Allow
+	}
+	return rules.Deny
+}
+
+// pendingSandbox is the evidence narrowd's sandbox will establish for a
+// shell call: no network at all (so no egress and nothing paid for) and
+// writes only beneath the workspace. It holds only because the command
+// runs nowhere else: narrowd exec releases the text only after the daemon
+// verified the sandbox from outside, and the audit records that check.
+func pendingSandbox() []rules.Evidence {
+	const detail = "narrowd exec runs the command in narrowd's own sandbox (network namespace with only lo, seccomp refusing new AF_UNIX sockets, Landlock writes beneath the workspace); the daemon verifies it from outside before it releases the command, and nothing runs otherwise"
+	return []rules.Evidence{
+		{Kind: "sandbox-exec", Strength: rules.Established, Subject: "narrowd exec", Detail: detail, Effect: "egress<=none"},
+		{Kind: "sandbox-exec", Strength: rules.Established, Subject: "narrowd exec", Detail: detail, Effect: "financial<=none"},
+		{Kind: "sandbox-exec", Strength: rules.Established, Subject: "narrowd exec", Detail: detail, Effect: "scope<=bulk"},
+	}
+}
+
+// sandboxed re-decides a shell call that was not allowed or refused as it
+// would run in narrowd's sandbox. When the profile then sends it to the
+// sandbox, the verdict with the sandbox's evidence replaces v; otherwise
+// v stands.
+func (e *Engine) sandboxed(call rules.Call, sess rules.Session, v rules.Verdict) rules.Verdict {
+	if v.Ceiling == nil || v.Decision.Outcome != rules.Ask {
+		return v
+	}
+	if _, _, ok := e.shellCall(call); !ok {
+		return v
+	}
+	ev := append(slices.Clone(v.Evidence), pendingSandbox()...)
+	narrowed := proofs.Narrow(*v.Ceiling, ev)
+	in := rules.Input{Call: &call, Key: v.Key, Session: sess, Ceiling: v.Ceiling, Narrowed: &narrowed, Evidence: ev}
+	d := e.profile.Decide(in)
+	if d.Outcome != rules.Sandbox {
+		return v
+	}
+	out := v
+	out.Evidence, out.Narrowed, out.Decision = ev, &narrowed, d
+	out.RiskClass = rules.RiskClass(&narrowed, call.Tool)
+	return out
+}

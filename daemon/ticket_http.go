@@ -1,0 +1,199 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/narrowd/narrowd/sandbox"
+)
+
+// The ticket protocol on the Unix socket (`narrowd exec --ticket T`).
+const (
+	// ExecClaimPath takes a ticket for the calling wrapper.
+	ExecClaimPath = "/v1/exec/claim"
+	// ExecVerifyPath asks the daemon to check the wrapper's sandbox from
+	// outside; on success the reply carries the command text.
+	ExecVerifyPath = "/v1/exec/verify"
+)
+
+// ExecClaim is the daemon's answer to a claimed ticket: what the wrapper
+// needs to build the sandbox, never the command itself.
+type ExecClaim struct {
+	Claim    string   `json:"claim"`
+	Cwd      string   `json:"cwd"`
+	Writable []string `json:"writable"`
+}
+
+type claimRequest struct {
+	Ticket string `json:"ticket"`
+}
+
+type verifyRequest struct {
+	Claim       string `json:"claim"`
+	Pid         int    `json:"pid"`
+	LandlockABI int    `json:"landlock_abi"`
+}
+
+type verifyReply struct {
+	Command string `json:"command"`
+}
+
+type execRefusal struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+func readSmall(w http.ResponseWriter, r *http.Request, v any) error {
+	return json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(v)
+}
+
+// serveExecClaim takes a ticket for the calling wrapper. The ticket is
+// gone from the store once this runs, whatever the result: a refused
+// claim cannot be retried.
+func (s *Server) serveExecClaim(w http.ResponseWriter, r *http.Request) {
+	refuse := func(err error) {
+		s.log.Warn("refused a sandbox ticket", "err", err)
+		writeJSON(w, http.StatusForbidden, execRefusal{err.Error()})
+	}
+	if s.tickets == nil {
+		refuse(errors.New("this daemon issues no sandbox tickets"))
+		return
+	}
+	var req claimRequest
+	if err := readSmall(w, r, &req); err != nil || req.Ticket == "" {
+		refuse(errors.New("malformed ticket claim"))
+		return
+	}
+	pid, pfd, err := peerProcess(r)
+	if err != nil {
+		s.tickets.take(req.Ticket, 0, -1) // the ticket dies
+		refuse(err)
+		return
+	}
+	cid, c, err := s.tickets.take(req.Ticket, pid, pfd)
+	if err != nil {
+		closeFD(pfd)
+		refuse(err)
+		return
+	}
+	if err := sandbox.SameExecutable(pid, s.tickets.exe); err != nil {
+		if c, err := s.tickets.takeClaim(cid); err == nil {
+			closeFD(c.wrapperFD)
+		}
+		refuse(fmt.Errorf("the program redeeming the ticket is not narrowd: %w", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, ExecClaim{Claim: cid, Cwd: c.t.cwd, Writable: c.t.writable})
+}
+
+// serveExecVerify checks the wrapper's held sandbox from outside, records
+// the result in the audit log, and only then releases the command text.
+func (s *Server) serveExecVerify(w http.ResponseWriter, r *http.Request) {
+	refuse := func(err error) {
+		s.log.Warn("sandbox check failed; nothing runs", "err", err)
+		writeJSON(w, http.StatusForbidden, execRefusal{err.Error()})
+	}
+	if s.tickets == nil {
+		refuse(errors.New("this daemon issues no sandbox tickets"))
+		return
+	}
+	var req verifyRequest
+	if err := readSmall(w, r, &req); err != nil || req.Claim == "" {
+		refuse(errors.New("malformed sandbox check request"))
+		return
+	}
+	c, err := s.tickets.takeClaim(req.Claim)
+	if err != nil {
+		refuse(err)
+		return
+	}
+	defer closeFD(c.wrapperFD)
+	pid, pfd, err := peerProcess(r)
+	closeFD(pfd)
+	var verr error
+	facts := sandbox.Facts{}
+	switch alive, aerr := pidfdAlive(c.wrapperFD); {
+	case err != nil:
+		verr = err
+	case pid != c.wrapperPid:
+		verr = fmt.Errorf("the check comes from pid %d, not the wrapper %d that claimed the ticket", pid, c.wrapperPid)
+	case aerr != nil || !alive:
+		verr = errors.New("the wrapper that claimed the ticket exited")
+	case req.LandlockABI < 1:
+		verr = errors.New("the sandbox reports no Landlock confinement")
+	default:
+		facts, verr = sandbox.Verify(req.Pid, c.wrapperPid, s.tickets.exe)
+	}
+	rec := sandboxRecord(c, facts, req.LandlockABI, verr, s.cfg.now())
+	if err := s.audit.Append(rec); err != nil {
+		s.metrics.auditErrors.Inc()
+		refuse(errors.New("narrowd could not record the sandbox check"))
+		return
+	}
+	if verr != nil {
+		refuse(verr)
+		return
+	}
+	writeJSON(w, http.StatusOK, verifyReply{Command: c.t.command})
+}
+
+// post sends one JSON request on the socket and decodes the answer; a
+// refusal's reason becomes the error.
+func (c *Client) post(ctx context.Context, path string, in, out any) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://narrowd"+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 2<<20))
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var ref execRefusal
+		if json.Unmarshal(data, &ref) == nil && ref.Error != "" {
+			return errors.New(ref.Error)
+		}
+		return fmt.Errorf("daemon answered %s", resp.Status)
+	}
+	return json.Unmarshal(data, out)
+}
+
+// ClaimTicket takes a ticket for this process (narrowd exec --ticket).
+func (c *Client) ClaimTicket(ctx context.Context, ticket string) (ExecClaim, error) {
+	var out ExecClaim
+	err := c.post(ctx, ExecClaimPath, claimRequest{Ticket: ticket}, &out)
+	return out, err
+}
+
+// VerifySandbox asks the daemon to check the held sandbox pid from
+// outside; it returns the command text to release.
+func (c *Client) VerifySandbox(ctx context.Context, claim string, pid, landlockABI int) (string, error) {
+	var out verifyReply
+	if err := c.post(ctx, ExecVerifyPath, verifyRequest{Claim: claim, Pid: pid, LandlockABI: landlockABI}, &out); err != nil {
+		return "", err
+	}
+	if out.Command == "" {
+		return "", errors.New("the daemon released no command")
+	}
+	return out.Command, nil
+}
