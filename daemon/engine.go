@@ -34,6 +34,10 @@ type EngineConfig struct {
 	Snapshots      Snapshots
 	SnapshotDir    string
 	SnapshotBudget snapshot.Budget
+	// Sandbox reports that the caller can carry out a sandbox outcome: a
+	// serving daemon that issues tickets for narrowd exec. Without it
+	// (check, the shim's in-process fallback) sandbox becomes ask.
+	Sandbox bool
 }
 
 // Engine is the one decision pipeline that serve, the hook shim's
@@ -185,10 +189,12 @@ func (e *Engine) JudgeAs(id string, call rules.Call, sess rules.Session) (v rule
 	return v
 }
 
-// finish turns outcomes narrowd cannot carry out yet into ones it can.
-// The sandbox wrapper does not exist yet, so a sandbox outcome asks.
+// finish turns outcomes this caller cannot carry out into ones it can: a
+// sandbox outcome stays sandbox only where the serving daemon issues
+// tickets for narrowd exec; elsewhere (check, the shim's in-process
+// fallback, a daemon without Landlock) it asks.
 func (e *Engine) finish(d rules.Decision) rules.Decision {
-	if d.Outcome == rules.Sandbox {
+	if d.Outcome == rules.Sandbox && !e.cfg.Sandbox {
 		d.Outcome = rules.Ask
 		d.Reason += " (narrowd's sandbox is not available, so a person must approve)"
 	}

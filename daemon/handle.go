@@ -48,6 +48,9 @@ func (s *Server) HandleEvent(name, event string, payload []byte, via string, opt
 	}
 
 	if call.Phase == rules.PostTool {
+		if s.tickets.postTool(call) {
+			s.log.Warn("a sandboxed call ran without redeeming its ticket; no more rewrites in this session", "agent", call.Agent)
+		}
 		s.recordRan(call)
 		return agent.Abstain(name, call), ""
 	}
@@ -57,8 +60,29 @@ func (s *Server) HandleEvent(name, event string, payload []byte, via string, opt
 	// is kept under it, so `narrowd undo ID` finds it from the audit.
 	id = newID()
 	t0 := time.Now()
-	v := s.engine.Load().JudgeAs(id, call, sess)
+	eng := s.engine.Load()
+	var v rules.Verdict
+	if s.tickets.redeems(eng, call) {
+		v = redeemVerdict(call)
+	} else {
+		v = eng.JudgeAs(id, call, sess)
+		if s.tickets != nil {
+			v = eng.sandboxed(call, sess, v)
+		}
+	}
 	s.metrics.duration.Observe(time.Since(t0).Seconds())
+	if v.Decision.Outcome == rules.Sandbox {
+		// The sandbox outcome is carried out by narrowd exec with a
+		// ticket; without one it is asked about.
+		t, err := s.tickets.issue(eng, call)
+		if err != nil {
+			v.Decision.Outcome = rules.Ask
+			v.Decision.Reason += " (narrowd's sandbox cannot take this call: " + err.Error() + "; a person must approve)"
+		} else {
+			s.tickets.setCallID(t, id)
+			opt.Rewrite = t.rewrite
+		}
+	}
 
 	answer, reply, avoided, estimate := s.answer(call, v, opt)
 	rec := newRecord(id, call, v, sess, via, answer, s.cfg.now())

@@ -112,9 +112,8 @@ func shellQuote(s string) string {
 // shellCall returns the command text and working directory of a shell
 // call, as the engine judged them.
 func (e *Engine) shellCall(call rules.Call) (command, cwd string, ok bool) {
-	if _, _, mcp := mcpName(call.Agent, call.Tool); mcp {
-		return "", "", false
-	}
+	// Only built-in shell tools: an MCP tool is never looked up by name
+	// in the catalog.
 	entry, found := e.catalog.Lookup(call.Agent, call.Tool)
 	if !found || entry.Input.Kind != rules.InputShell {
 		return "", "", false
