@@ -76,6 +76,9 @@ func lastJSONLine(s string) string {
 // claudeSpec describes Claude Code to the probes and metrics checks.
 var claudeSpec = clientSpec{
 	agent: "claude", preEvent: "PreToolUse", permEvent: "PermissionRequest",
+	// Headless Claude runs read-only calls by its own rules and would ask
+	// about writes.
+	asks: func(p probe) bool { return p.writes },
 	payload: func(w *World, tool string, input json.RawMessage, id string) any {
 		return map[string]any{
 			"session_id": "e2e-check", "transcript_path": filepath.Join(w.Root, "check.jsonl"),
@@ -132,7 +135,7 @@ func TestClaudeHooks(t *testing.T) {
 			asked, writesAllowed := false, 0
 			for _, o := range outs {
 				asked = asked || o.outcome == "ask"
-				if o.probe.clientAsks && o.outcome == "allow" {
+				if o.probe.writes && o.outcome == "allow" {
 					writesAllowed++
 				}
 			}
@@ -155,31 +158,6 @@ func TestClaudeHooks(t *testing.T) {
 			}
 			checkMetrics(t, w, claudeSpec, outs)
 		})
-	}
-}
-
-func TestClaudeHarmlessRead(t *testing.T) {
-	t.Parallel()
-	w, bin := claudeWorld(t, WorldOptions{})
-	w.Install("claude")
-	w.Start()
-	sc := Scenario{Name: "read", Turns: []Turn{
-		{Calls: []ToolCall{{Name: "Bash", Input: `{"command":"ls","description":"list"}`}}},
-		{Calls: []ToolCall{{Name: "Read", Input: `{"file_path":"{{CWD}}/README.md"}`}}},
-		{Text: "read done"},
-	}}
-	out := runClaude(t, w, bin, sc)
-	last := w.Model.Last(sc.Name)
-	ls, ok := last.Result(0, 0)
-	if !ok || ls.IsError || !strings.Contains(ls.Text, "main.go") {
-		t.Errorf("ls result = %+v (found %v), want the listing with main.go", ls, ok)
-	}
-	rd, ok := last.Result(1, 0)
-	if !ok || rd.IsError || !strings.Contains(rd.Text, "hello world") {
-		t.Errorf("Read result = %+v (found %v), want README.md's text", rd, ok)
-	}
-	if len(out.PermissionDenials) != 0 {
-		t.Errorf("permission denials: %+v", out.PermissionDenials)
 	}
 }
 

@@ -22,9 +22,13 @@ func checkMetrics(t *testing.T, w *World, c clientSpec, outs []probeOutcome) {
 		switch {
 		case o.outcome == "allow" && c.permEvent != "":
 			want[key{tool, "abstain"}]++
-			if o.probe.clientAsks {
-				want[key{tool, "allow"}]++
-				avoided[tool]++
+			if c.asks(o.probe) {
+				pt := tool
+				if r, ok := c.permTool[tool]; ok {
+					pt = r
+				}
+				want[key{pt, "allow"}]++
+				avoided[pt]++
 			}
 		default:
 			want[key{tool, o.outcome}]++

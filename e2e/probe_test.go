@@ -24,10 +24,8 @@ type probe struct {
 	ran func(w *World, res ToolResult) bool
 	// never: the call must not run under any built-in profile.
 	never bool
-	// clientAsks: the client's own rules would ask a person about the call
-	// (a write in headless default mode), so an allow reaches narrowd as a
-	// permission request, the one place a prompt is really avoided.
-	clientAsks bool
+	// writes: a write inside the workspace.
+	writes bool
 	// sessionDependent: the verdict depends on the session's history, so
 	// `narrowd check` (which knows no session) cannot predict it.
 	sessionDependent bool
@@ -103,7 +101,7 @@ func probeRead(n toolNames) probe {
 
 func probeWrite(n toolNames) probe {
 	return probe{name: "write-new", call: ToolCall{n.write, n.writeInput("{{CWD}}/new.txt", "written by e2e\n")},
-		clientAsks: true,
+		writes: true,
 		ran: func(w *World, r ToolResult) bool {
 			return fileHas(filepath.Join(w.Project, "new.txt"), "written by e2e")
 		}}
@@ -111,7 +109,7 @@ func probeWrite(n toolNames) probe {
 
 func probeEdit(n toolNames) probe {
 	return probe{name: "edit-readme", call: ToolCall{n.edit, n.editInput("{{CWD}}/README.md", "second line", "edited by e2e")},
-		clientAsks: true,
+		writes: true,
 		ran: func(w *World, r ToolResult) bool {
 			return fileHas(filepath.Join(w.Project, "README.md"), "edited by e2e")
 		}}
@@ -161,6 +159,13 @@ type clientSpec struct {
 	agent     string // narrowd's name for it
 	preEvent  string // its pre-tool event, as the audit records it
 	permEvent string // its permission-request event ("" when it has none)
+	// asks reports whether the client's own rules would ask a person about
+	// the call in a headless run, so that narrowd's allow reaches it as a
+	// permission request: the one place a prompt is really avoided.
+	asks func(p probe) bool
+	// permTool renames tools in permission requests (Copilot asks about
+	// create as edit).
+	permTool map[string]string
 	// payload renders a pre-tool hook payload for `narrowd check`.
 	payload func(w *World, tool string, input json.RawMessage, id string) any
 }
@@ -182,12 +187,10 @@ func checkProbes(t *testing.T, w *World, c clientSpec, sc Scenario, ps []probe, 
 			t.Errorf("%s: no tool result for %s in the client's follow-up request", p.name, id)
 			continue
 		}
-		var pre *AuditRecord
-		for j := range audit {
-			if strings.HasSuffix(audit[j].ToolUseID, id) && audit[j].Event == c.preEvent {
-				pre = &audit[j]
-				break
-			}
+		pre := preRecord(audit, c.preEvent, id, i)
+		if pre != nil && pre.ToolName != p.call.Name {
+			t.Errorf("%s: the audit's pre-tool record %d is for %s, want %s", p.name, i, pre.ToolName, p.call.Name)
+			continue
 		}
 		if pre == nil {
 			t.Errorf("%s: no %s audit record for %s", p.name, c.preEvent, id)
@@ -220,6 +223,27 @@ func checkProbes(t *testing.T, w *World, c clientSpec, sc Scenario, ps []probe, 
 		}
 	}
 	return outs
+}
+
+// preRecord finds the pre-tool audit record of call id, the i-th pre-tool
+// call of the run: by its tool-use id where the client sends one, else by
+// position (Copilot's payloads carry no id; the scenarios make one call
+// per turn, in order).
+func preRecord(audit []AuditRecord, event, id string, i int) *AuditRecord {
+	var pres []*AuditRecord
+	for j := range audit {
+		if audit[j].Event != event {
+			continue
+		}
+		if audit[j].ToolUseID != "" && strings.HasSuffix(audit[j].ToolUseID, id) {
+			return &audit[j]
+		}
+		pres = append(pres, &audit[j])
+	}
+	if i < len(pres) && pres[i].ToolUseID == "" {
+		return pres[i]
+	}
+	return nil
 }
 
 // The taint scenarios run under taintProfile (codex_test.go): everything
