@@ -141,3 +141,58 @@ func TestCopilotHooks(t *testing.T) {
 		})
 	}
 }
+
+// TestCopilotSessionTaint: after Copilot CLI views a project file (text
+// written by others), a curl that the same profile allows in a clean
+// session is refused.
+func TestCopilotSessionTaint(t *testing.T) {
+	t.Parallel()
+	w, bin := copilotWorld(t, WorldOptions{ProfileTOML: taintProfile})
+	w.Install("copilot")
+	w.Start()
+	pe := newProbeEnv(t, w)
+	clean, tainted := taintScenarios(copilotToolNames)
+	runCopilot(t, w, bin, clean)
+	runCopilot(t, w, bin, tainted)
+	checkTaint(t, w, pe, tainted)
+}
+
+// TestCopilotDaemonDown stops the daemon before Copilot CLI runs: the
+// command hook judges in-process with the same profile, so what the
+// profile allows runs and nothing else does.
+func TestCopilotDaemonDown(t *testing.T) {
+	t.Parallel()
+	w, bin := copilotWorld(t, WorldOptions{})
+	w.Install("copilot")
+	w.Start()
+	w.Stop()
+	pe := newProbeEnv(t, w)
+	n := copilotToolNames
+	ps := []probe{probeLs(n), probeWrite(n), probeRmOutside(n), probeCurl(n, pe), probeSSHKey(n)}
+	sc := scenarioOf("down", ps)
+	runCopilot(t, w, bin, sc)
+	last := w.Model.Last(sc.Name)
+	for i, p := range ps {
+		res, ok := last.Result(i, 0)
+		if !ok {
+			t.Errorf("%s: no tool result", p.name)
+			continue
+		}
+		in := json.RawMessage(expand(p.call.Input, w.Model.Vars))
+		v := w.Check("copilot", copilotSpec.payload(w, p.call.Name, in, CallID(i, 0)))
+		ran := p.ran(w, res)
+		t.Logf("%s: profile says %s, ran=%v", p.name, v.Decision.Outcome, ran)
+		switch {
+		case ran && (p.never || v.Decision.Outcome != "allow"):
+			t.Errorf("%s ran with the daemon down although the profile says %s", p.name, v.Decision.Outcome)
+		case v.Decision.Outcome == "allow" && !ran:
+			t.Errorf("%s: the in-process fallback should have let it run (profile: allow): %+v", p.name, res)
+		case !ran && !strings.Contains(res.Text, "narrowd"):
+			t.Errorf("%s: refused without narrowd's reason: %+v", p.name, res)
+		}
+	}
+	mustExist(t, w.MarkerFile, "")
+	if len(pe.sink.Hits()) != 0 {
+		t.Errorf("the sink got requests: %v", pe.sink.Hits())
+	}
+}
