@@ -1,0 +1,551 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The test binary doubles as narrowd: Start re-executes /proc/self/exe
+// with `exec --stage NAME`, and the tests run it as a small wrapper or as
+// a probe inside the sandbox (NARROWD_SANDBOX_HELPER).
+func TestMain(m *testing.M) {
+	if len(os.Args) == 4 && os.Args[1] == "exec" && os.Args[2] == "--stage" {
+		err := RunStage(os.Args[3])
+		fmt.Fprintf(os.Stderr, "stage: %v\n", err)
+		os.Exit(125)
+	}
+	if mode := os.Getenv("NARROWD_PROBE"); mode != "" {
+		os.Exit(helper(mode))
+	}
+	if mode := os.Getenv("NARROWD_SANDBOX_HELPER"); mode != "" {
+		os.Exit(helper(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// Probe exit codes.
+const (
+	probeDone    = 0
+	probeRefused = 3
+	probeOther   = 4
+)
+
+// helper is a probe run inside (or, as a control, outside) the sandbox,
+// or the wrapper run as the unprivileged user.
+func helper(mode string) int {
+	name, arg, _ := strings.Cut(mode, ":")
+	refused := func(err error) int {
+		if err == nil {
+			return probeDone
+		}
+		fmt.Fprintln(os.Stderr, name+":", err)
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EACCES) {
+			return probeRefused
+		}
+		return probeOther
+	}
+	switch name {
+	case "dial-unix":
+		c, err := net.Dial("unix", arg)
+		if err == nil {
+			c.Close()
+		}
+		return refused(err)
+	case "dial-tcp":
+		c, err := net.DialTimeout("tcp", arg, 2*time.Second)
+		if err == nil {
+			c.Close()
+			return probeDone
+		}
+		fmt.Fprintln(os.Stderr, name+":", err)
+		return probeRefused
+	case "socketpair-dgram", "socketpair-stream":
+		typ := unix.SOCK_STREAM
+		if name == "socketpair-dgram" {
+			typ = unix.SOCK_DGRAM
+		}
+		fds, err := unix.Socketpair(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+		return refused(err)
+	case "uring":
+		var params [120]byte
+		fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params)), 0)
+		if errno != 0 {
+			return refused(errno)
+		}
+		unix.Close(int(fd))
+		return probeDone
+	case "wait-stdin":
+		io.Copy(io.Discard, os.Stdin)
+		return probeDone
+	case "wrap":
+		// The wrapper as narrowd exec --confine runs it.
+		var writable []string
+		if w := os.Getenv("NARROWD_WRAP_WRITE"); w != "" {
+			writable = strings.Split(w, ":")
+		}
+		sb, err := Start("", Spec{Writable: writable, Args: []string{"bash", "-c", os.Getenv("NARROWD_WRAP_CMD")}})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "wrap:", err)
+			return 125
+		}
+		code, _ := sb.Wait()
+		return code
+	}
+	return 99
+}
+
+// runner runs the wrapper as an unprivileged user: the tests' own user
+// when it is not root, else narrowd-test (created here when absent).
+type runner struct {
+	bin      string // a copy of the test binary every user may run
+	cred     *syscall.Credential
+	uid, gid int
+}
+
+func newRunner(t *testing.T) *runner {
+	t.Helper()
+	if LandlockABI() < 1 {
+		t.Skip("SKIPPING: this kernel has no Landlock; narrowd's sandbox refuses to run here")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := mkdirAll(t, 0o755)
+	bin := filepath.Join(dir, "narrowd-sandbox.test")
+	copyFile(t, self, bin, 0o755)
+	r := &runner{bin: bin, uid: os.Getuid(), gid: os.Getgid()}
+	if os.Getuid() != 0 {
+		return r // already unprivileged
+	}
+	u, err := user.Lookup("narrowd-test")
+	if err != nil {
+		out, uerr := exec.Command("useradd", "-r", "-M", "-s", "/usr/sbin/nologin", "narrowd-test").CombinedOutput()
+		if uerr != nil {
+			t.Fatalf("running as root and cannot create the unprivileged user narrowd-test: %v\n%s", uerr, out)
+		}
+		if u, err = user.Lookup("narrowd-test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.uid, _ = strconv.Atoi(u.Uid)
+	r.gid, _ = strconv.Atoi(u.Gid)
+	r.cred = &syscall.Credential{Uid: uint32(r.uid), Gid: uint32(r.gid), NoSetGroups: false, Groups: []uint32{}}
+	return r
+}
+
+// dir makes a directory owned by the runner's user, so that only the
+// sandbox, not file permissions, stands between it and a write.
+func (r *runner) dir(t *testing.T) string {
+	t.Helper()
+	d := mkdirAll(t, 0o755)
+	if err := os.Chown(d, r.uid, r.gid); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// confine runs cmd with bash -c inside the sandbox as the runner's user,
+// writable beneath write, and returns the exit code and output.
+func (r *runner) confine(t *testing.T, write []string, cmd string, env ...string) (int, string) {
+	t.Helper()
+	c := exec.Command(r.bin)
+	c.Env = append(os.Environ(), "NARROWD_SANDBOX_HELPER=wrap", "NARROWD_WRAP_WRITE="+strings.Join(write, ":"),
+		"NARROWD_WRAP_CMD="+cmd, "HELPER="+r.bin)
+	c.Env = append(c.Env, env...)
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: r.cred}
+	out, err := c.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.ExitCode(), string(out)
+	case err != nil:
+		t.Fatalf("run the wrapper: %v", err)
+	}
+	return 0, string(out)
+}
+
+// direct runs the same command outside the sandbox as the same user: the
+// control that shows the sandbox, not the setup, refused.
+func (r *runner) direct(t *testing.T, cmd string, env ...string) (int, string) {
+	t.Helper()
+	c := exec.Command("bash", "-c", cmd)
+	c.Env = append(os.Environ(), "HELPER="+r.bin)
+	c.Env = append(c.Env, env...)
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: r.cred}
+	out, err := c.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), string(out)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, string(out)
+}
+
+func mkdirAll(t *testing.T, mode os.FileMode) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "narrowd-sbt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	if err := os.Chmod(d, mode); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func copyFile(t *testing.T, from, to string, mode os.FileMode) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// TestConfineUnprivileged proves the sandbox's confinement on the real
+// kernel, run by a user without root: writes land only in the workspace
+// and the private tmp; the network, Unix sockets outside and io_uring are
+// out of reach. Each refusal has a control that succeeds outside.
+func TestConfineUnprivileged(t *testing.T) {
+	r := newRunner(t)
+	ws, outside := r.dir(t), r.dir(t)
+
+	// A loopback listener in the host's network namespace, owned by the
+	// test, counting what reaches it.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+
+	// A Unix socket outside, reachable by path for the runner's user.
+	sockDir := r.dir(t)
+	sock := filepath.Join(sockDir, "relay.sock")
+	uln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uln.Close()
+	os.Chmod(sock, 0o777)
+	var uaccepted atomic.Int32
+	go func() {
+		for {
+			c, err := uln.Accept()
+			if err != nil {
+				return
+			}
+			uaccepted.Add(1)
+			c.Close()
+		}
+	}()
+
+	tests := []struct {
+		name    string
+		cmd     string
+		want    int  // exit code inside the sandbox
+		control bool // run outside too and expect success (exit 0)
+		check   func(t *testing.T)
+	}{
+		{name: "write-inside-workspace", cmd: "echo in > " + ws + "/made.txt", want: 0,
+			check: func(t *testing.T) {
+				if b, _ := os.ReadFile(ws + "/made.txt"); string(b) != "in\n" {
+					t.Errorf("workspace file = %q, want the write", b)
+				}
+			}},
+		{name: "write-private-tmp", cmd: `echo t > "$TMPDIR/t" && test "$(cat "$TMPDIR/t")" = t && case "$TMPDIR" in /tmp/narrowd-exec-*) ;; *) exit 9;; esac`, want: 0},
+		{name: "write-outside", cmd: "echo out > " + outside + "/escaped.txt", want: 1, control: true,
+			check: func(t *testing.T) {
+				if exists(outside + "/escaped.txt") {
+					// The control wrote it; the sandbox must not have.
+					b, _ := os.ReadFile(outside + "/escaped.txt")
+					if string(b) != "control\n" {
+						t.Errorf("the sandbox wrote outside the workspace: %q", b)
+					}
+				}
+			}},
+		{name: "mkdir-outside", cmd: "mkdir " + outside + "/d", want: 1},
+		{name: "loopback-tcp-listener", cmd: `"$HELPER"`, want: probeRefused, control: true},
+		{name: "unix-socket-outside", cmd: `"$HELPER"`, want: probeRefused, control: true},
+		{name: "socketpair-dgram", cmd: `"$HELPER"`, want: probeRefused},
+		{name: "socketpair-stream-still-works", cmd: `"$HELPER"`, want: probeDone},
+		{name: "io-uring", cmd: `"$HELPER"`, want: probeRefused},
+		{name: "only-lo", cmd: `test "$(grep -c : /proc/net/dev)" = 1 && grep -q '^ *lo:' /proc/net/dev`, want: 0},
+		{name: "no-privileges", cmd: `grep -q '^NoNewPrivs:.1' /proc/self/status && grep -q '^Seccomp:.2' /proc/self/status && grep -q '^CapEff:.0000000000000000' /proc/self/status`, want: 0},
+		{name: "hard-link-out-refused", cmd: "echo secret > " + outside + "/victim; ln " + outside + "/victim " + ws + "/hl", want: 1},
+	}
+	probe := map[string]string{
+		"loopback-tcp-listener":         "dial-tcp:127.0.0.1:" + strconv.Itoa(port),
+		"unix-socket-outside":           "dial-unix:" + sock,
+		"socketpair-dgram":              "socketpair-dgram",
+		"socketpair-stream-still-works": "socketpair-stream",
+		"io-uring":                      "uring",
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var env []string
+			if p, ok := probe[tt.name]; ok {
+				// Set on the command line only: the wrapper itself must
+				// not see it.
+				tt.cmd = "NARROWD_PROBE=" + p + " " + tt.cmd
+			}
+			tcpBefore, unixBefore := accepted.Load(), uaccepted.Load()
+			code, out := r.confine(t, []string{ws}, tt.cmd, env...)
+			if code != tt.want {
+				t.Fatalf("exit %d, want %d\n%s", code, tt.want, out)
+			}
+			if accepted.Load() != tcpBefore || uaccepted.Load() != unixBefore {
+				t.Errorf("the sandboxed command reached a listener outside")
+			}
+			if tt.control {
+				cmd := tt.cmd
+				if tt.name == "write-outside" {
+					cmd = "echo control > " + outside + "/escaped.txt"
+				}
+				if code, out := r.direct(t, cmd, env...); code != 0 {
+					t.Fatalf("control outside the sandbox failed (exit %d), so the test proves nothing:\n%s", code, out)
+				}
+			}
+			if tt.check != nil {
+				tt.check(t)
+			}
+		})
+	}
+}
+
+// TestHardLinkInWorkspaceRefused: a file in the workspace hard-linked to
+// a file outside would let a write "inside" change the outside file
+// (Landlock judges the name used), so nothing runs.
+func TestHardLinkInWorkspaceRefused(t *testing.T) {
+	r := newRunner(t)
+	ws, outside := r.dir(t), r.dir(t)
+	victim := filepath.Join(outside, "victim")
+	if err := os.WriteFile(victim, []byte("original\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(victim, filepath.Join(ws, "innocent.txt")); err != nil {
+		t.Fatal(err)
+	}
+	code, out := r.confine(t, []string{ws}, "echo pwned > "+ws+"/innocent.txt; touch "+ws+"/ran")
+	if code != 125 || !strings.Contains(out, "hard link") {
+		t.Errorf("exit %d, want 125 naming the hard link:\n%s", code, out)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "original\n" {
+		t.Errorf("the file outside changed: %q", b)
+	}
+	if exists(filepath.Join(ws, "ran")) {
+		t.Error("the command ran")
+	}
+}
+
+// TestSymlinkSwappedAfterCheck: a symlink in the workspace that points
+// inside when the sandbox is built and is swapped to point outside before
+// the command runs. Landlock resolves at each open, so the write fails.
+func TestSymlinkSwappedAfterCheck(t *testing.T) {
+	if LandlockABI() < 1 {
+		t.Skip("SKIPPING: no Landlock")
+	}
+	ws, outside := mkdirAll(t, 0o755), mkdirAll(t, 0o755)
+	inside := filepath.Join(ws, "target.txt")
+	os.WriteFile(inside, []byte("inside\n"), 0o644)
+	victim := filepath.Join(outside, "victim.txt")
+	os.WriteFile(victim, []byte("original\n"), 0o644)
+	link := filepath.Join(ws, "link")
+	if err := os.Symlink(inside, link); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := Start("", Spec{Writable: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Swap the link while the sandbox holds, as a concurrent process
+	// outside would.
+	os.Remove(link)
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Release("echo pwned > " + link); err != nil {
+		t.Fatal(err)
+	}
+	code, _ := sb.Wait()
+	if code == 0 {
+		t.Error("the write through the swapped link succeeded")
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "original\n" {
+		t.Errorf("the file outside changed: %q", b)
+	}
+}
+
+// TestVerifyFromOutside: the daemon's check accepts a held sandbox and
+// refuses a process that is not one, or not the wrapper's child.
+func TestVerifyFromOutside(t *testing.T) {
+	if LandlockABI() < 1 {
+		t.Skip("SKIPPING: no Landlock")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := mkdirAll(t, 0o755)
+	sb, err := Start("", Spec{Writable: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Abort()
+	r := sb.Ready()
+	if r.LandlockABI < 1 {
+		t.Errorf("Landlock ABI %d", r.LandlockABI)
+	}
+	f, err := Verify(r.Pid, os.Getpid(), exe)
+	if err != nil {
+		t.Fatalf("Verify of a held sandbox: %v", err)
+	}
+	own, _ := os.Readlink("/proc/self/ns/net")
+	if f.NetNS == own || len(f.Interfaces) != 1 || f.Interfaces[0] != "lo" || f.Seccomp != 2 || f.NoNewPrivs != 1 {
+		t.Errorf("facts %+v (own netns %s)", f, own)
+	}
+	if _, err := Verify(r.Pid, os.Getppid(), exe); err == nil {
+		t.Error("Verify accepted a sandbox that is not the named wrapper's child")
+	}
+	if _, err := Verify(r.Pid, os.Getpid(), "/bin/sh"); err == nil {
+		t.Error("Verify accepted a sandbox that does not run the named binary")
+	}
+
+	// A plain child of the same binary: same parent, same exe, but no
+	// sandbox.
+	plain := exec.Command(exe, "-test.run=^$")
+	plain.Env = append(os.Environ(), "NARROWD_PROBE=wait-stdin")
+	stdin, _ := plain.StdinPipe()
+	if err := plain.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); plain.Process.Kill(); plain.Wait() }()
+	if _, err := Verify(plain.Process.Pid, os.Getpid(), exe); err == nil {
+		t.Error("Verify accepted a process outside any sandbox")
+	}
+
+	if err := sb.Release("echo released > " + ws + "/out"); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := sb.Wait(); code != 0 || err != nil {
+		t.Fatalf("released command: exit %d %v", code, err)
+	}
+	if b, _ := os.ReadFile(ws + "/out"); string(b) != "released\n" {
+		t.Errorf("the released command wrote %q", b)
+	}
+}
+
+// TestAbortRunsNothing: a held sandbox whose command is never released
+// runs nothing.
+func TestAbortRunsNothing(t *testing.T) {
+	if LandlockABI() < 1 {
+		t.Skip("SKIPPING: no Landlock")
+	}
+	ws := mkdirAll(t, 0o755)
+	sb, err := Start("", Spec{Writable: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := sb.Tmp()
+	sb.Abort()
+	entries, _ := os.ReadDir(ws)
+	if len(entries) != 0 {
+		t.Errorf("the workspace changed: %v", entries)
+	}
+	if exists(tmp) {
+		t.Errorf("the private tmp %s was left behind", tmp)
+	}
+}
+
+func TestFilterShape(t *testing.T) {
+	m, err := machine()
+	if err != nil {
+		t.Skip(err)
+	}
+	p := filter(m)
+	if len(p) > 64 {
+		t.Errorf("filter has %d instructions", len(p))
+	}
+	// Every jump lands inside the program.
+	for i, ins := range p {
+		if ins.Code&0x07 == 0x05 { // BPF_JMP
+			if i+1+int(ins.Jt) >= len(p) || i+1+int(ins.Jf) >= len(p) {
+				t.Errorf("instruction %d jumps outside the program", i)
+			}
+		}
+	}
+	if last := p[len(p)-1]; last.Code != bpfRetK {
+		t.Errorf("the program does not end in a return")
+	}
+}
+
+func TestStartRefusesBadSpecs(t *testing.T) {
+	tests := []struct {
+		name string
+		spec Spec
+	}{
+		{"relative", Spec{Writable: []string{"ws"}}},
+		{"missing", Spec{Writable: []string{"/nonexistent/narrowd"}}},
+		{"root", Spec{Writable: []string{"/"}}},
+		{"none", Spec{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if sb, err := Start("", tt.spec); err == nil {
+				sb.Abort()
+				t.Errorf("Start(%+v) succeeded", tt.spec)
+			}
+		})
+	}
+}
