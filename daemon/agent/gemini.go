@@ -17,8 +17,11 @@ import (
 //   - top-level {"decision":"deny","reason":R} blocks. Claude's
 //     hookSpecificOutput is ignored and the tool runs, so narrowd never
 //     sends it.
-//   - {"decision":"ask"} hangs a headless run forever; narrowd sends ask
-//     only when a person can answer, else a deny with approval instructions.
+//   - {"decision":"ask"} hangs a headless run forever, and the hook cannot
+//     tell a headless run from one with a person: the payload says
+//     neither, and one daemon serves both (e2e TestGeminiAskNeverRuns
+//     hung a `gemini -p` run with the daemon set to interactive). Gemini
+//     cannot ask, so ask is always a deny with approval instructions.
 //   - Gemini reads stdout, else stderr, as JSON whatever the exit code;
 //     plain text with exit 2 blocks. Fail keeps stdout empty and starts
 //     stderr with "narrowd:" so it never parses as JSON.
@@ -55,12 +58,9 @@ type geminiOutput struct {
 	Reason   string `json:"reason,omitempty"`
 }
 
-func encodeGemini(_ rules.Call, d rules.Decision, opt Options) Reply {
-	switch {
-	case d.Outcome == rules.Allow:
+func encodeGemini(_ rules.Call, d rules.Decision, _ Options) Reply {
+	if d.Outcome == rules.Allow {
 		return Reply{Stdout: mustJSON(geminiOutput{Decision: "allow"})}
-	case d.Outcome == rules.Ask && opt.Interactive:
-		return Reply{Stdout: mustJSON(geminiOutput{Decision: "ask", Reason: askReason(d)})}
 	}
 	return Reply{Stdout: mustJSON(geminiOutput{Decision: "deny", Reason: denyReason(d)})}
 }

