@@ -364,3 +364,60 @@ func TestCodexApplyPatch(t *testing.T) {
 		t.Errorf("evidence for the outside patch does not name %s: %s", outside, ev)
 	}
 }
+
+// TestCodexMetrics: after a scripted run of calls narrowd allows, asks
+// about and denies, the daemon's counters equal its audit log, and every
+// call did what its record says: an allowed call ran, no other call did.
+// codex exec never asks a person (its approval policy is forced to
+// never), so no permission request reaches narrowd and no prompt is
+// avoided, really or by estimate (an allow is an abstain at pre-tool).
+func TestCodexMetrics(t *testing.T) {
+	t.Parallel()
+	w, bin := codexWorld(t, WorldOptions{})
+	sink := NewSink(t, "sink body\n")
+	w.Model.Vars["SINK"] = sink.URL
+	w.Start()
+	type step struct {
+		call ToolCall
+		ran  func(res ToolResult) bool
+	}
+	steps := []step{
+		{shell("ls"), func(r ToolResult) bool { return strings.Contains(r.Text, "main.go") }},
+		{shell("cat README.md"), func(r ToolResult) bool { return strings.Contains(r.Text, "second line") }},
+		{shell("printf 'm\\n' > metrics.txt"), func(ToolResult) bool { return readFile(filepath.Join(w.Project, "metrics.txt")) != "" }},
+		{patch("*** Begin Patch\n*** Add File: patched.txt\n+p\n*** End Patch\n"), func(ToolResult) bool { return readFile(filepath.Join(w.Project, "patched.txt")) != "" }},
+		{shell("rm main.go"), func(ToolResult) bool { return readFile(filepath.Join(w.Project, "main.go")) == "" }},
+		{shell("rm -rf {{MARKER}}"), func(ToolResult) bool { return readFile(w.MarkerFile) == "" }},
+		{shell("curl -s {{SINK}}/m"), func(ToolResult) bool { return len(sink.Hits()) > 0 }},
+	}
+	sc := Scenario{Name: "codex-metrics"}
+	for _, s := range steps {
+		sc.Turns = append(sc.Turns, Turn{Calls: []ToolCall{s.call}})
+	}
+	runCodex(t, w, bin, sc)
+	last := w.Model.Last(sc.Name)
+	recs := checkAgentMetrics(t, w, "codex", len(steps))
+	outcomes := map[string]int{}
+	for i, s := range steps {
+		res, _ := last.Result(i, 0)
+		r := w.AuditFor(codexID(i))
+		if len(r) != 1 {
+			t.Errorf("turn %d: audit records %+v, want one", i, r)
+			continue
+		}
+		outcomes[r[0].Outcome]++
+		allowed := r[0].Answer == "abstain"
+		if ran := s.ran(res); ran != allowed {
+			t.Errorf("turn %d: ran=%v, but narrowd answered %s (outcome %s, rule %s)", i, ran, r[0].Answer, r[0].Outcome, r[0].PolicyRule)
+		}
+	}
+	// The scenario is only a test of the counters if it exercised them.
+	if outcomes["allow"] == 0 || outcomes["ask"] == 0 || outcomes["deny"] == 0 {
+		t.Errorf("outcomes %v, want allows, asks and denies", outcomes)
+	}
+	for _, r := range recs {
+		if r.PromptAvoided || r.PromptAvoidedEstimate {
+			t.Errorf("record %s (%q) counts a prompt avoided; codex exec asks no one", r.ID, r.Summary)
+		}
+	}
+}

@@ -352,3 +352,56 @@ func wantPreTool(t *testing.T, w *World, outcomes ...string) {
 		}
 	}
 }
+
+// TestGeminiMetrics: after a scripted run of calls narrowd allows, asks
+// about and denies, the daemon's counters equal its audit log, and every
+// call did what its record says. Gemini has no permission-request hook, so
+// narrowd answers allow at pre-tool time and counts an allow whose
+// ceiling it would not have allowed as an estimated prompt avoided.
+func TestGeminiMetrics(t *testing.T) {
+	t.Parallel()
+	w, bin := geminiWorld(t, WorldOptions{})
+	sink := NewSink(t, "sink body\n")
+	w.Model.Vars["SINK"] = sink.URL
+	w.Start()
+	type step struct {
+		call ToolCall
+		ran  func(res ToolResult) bool
+	}
+	steps := []step{
+		{gshell("ls"), func(r ToolResult) bool { return strings.Contains(r.Text, "main.go") }},
+		{gcall("read_file", map[string]string{"file_path": "{{CWD}}/README.md"}), func(r ToolResult) bool { return strings.Contains(r.Text, "second line") }},
+		{gcall("write_file", map[string]string{"file_path": "{{CWD}}/metrics.txt", "content": "m\n"}), func(ToolResult) bool { return readFile(filepath.Join(w.Project, "metrics.txt")) != "" }},
+		{gshell("rm main.go"), func(ToolResult) bool { return readFile(filepath.Join(w.Project, "main.go")) == "" }},
+		{gshell("rm -rf {{MARKER}}"), func(ToolResult) bool { return readFile(w.MarkerFile) == "" }},
+		{gshell("curl -s {{SINK}}/m"), func(ToolResult) bool { return len(sink.Hits()) > 0 }},
+	}
+	sc := Scenario{Name: "gemini-metrics"}
+	for _, s := range steps {
+		sc.Turns = append(sc.Turns, Turn{Calls: []ToolCall{s.call}})
+	}
+	runGemini(t, w, bin, sc)
+	res := geminiResults(t, w, sc)
+	recs := checkAgentMetrics(t, w, "gemini", len(steps))
+	if len(recs) != len(steps) {
+		return
+	}
+	outcomes := map[string]int{}
+	estimates := 0
+	for i, s := range steps {
+		r := recs[i]
+		outcomes[r.Outcome]++
+		if r.PromptAvoidedEstimate {
+			estimates++
+		}
+		if ran := s.ran(res[i]); ran != (r.Answer == "allow") {
+			t.Errorf("turn %d: ran=%v, but narrowd answered %s (rule %s)", i, ran, r.Answer, r.PolicyRule)
+		}
+	}
+	if outcomes["allow"] == 0 || outcomes["ask"] == 0 || outcomes["deny"] == 0 {
+		t.Errorf("outcomes %v, want allows, asks and denies", outcomes)
+	}
+	if estimates == 0 {
+		t.Errorf("no estimated prompt avoided, but narrowd allowed %d calls whose ceiling it asks about", outcomes["allow"])
+	}
+}

@@ -80,3 +80,72 @@ func readFile(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
 }
+
+// checkAgentMetrics scrapes the daemon's /metrics over HTTP and checks the
+// agent's counters against the audit log, one record per answered call:
+// narrowd_decisions_total{agent,tool,outcome} counts exactly the records'
+// answers by tool, narrowd_prompts_avoided_total and
+// narrowd_prompts_avoided_estimate_total exactly the records marked so.
+// calls is how many pre-tool calls the scenario made; the records must
+// number the same. It returns the audit records it counted.
+func checkAgentMetrics(t *testing.T, w *World, agentName string, calls int) []AuditRecord {
+	t.Helper()
+	type key struct{ tool, outcome string }
+	want, wantAvoided, wantEstimate := map[key]float64{}, map[string]float64{}, map[string]float64{}
+	var recs []AuditRecord
+	for _, r := range w.Audit() {
+		if r.Agent != agentName {
+			continue
+		}
+		recs = append(recs, r)
+		want[key{r.ToolName, r.Answer}]++
+		if r.PromptAvoided {
+			wantAvoided[r.ToolName]++
+		}
+		if r.PromptAvoidedEstimate {
+			wantEstimate[r.ToolName]++
+		}
+	}
+	if len(recs) != calls {
+		t.Errorf("%s: %d audit records, want one for each of the %d calls", agentName, len(recs), calls)
+	}
+	got, gotAvoided, gotEstimate := map[key]float64{}, map[string]float64{}, map[string]float64{}
+	for _, s := range ParseMetrics(w.MetricsText()) {
+		if s.Labels["agent"] != agentName {
+			continue
+		}
+		switch s.Name {
+		case "narrowd_decisions_total":
+			got[key{s.Labels["tool"], s.Labels["outcome"]}] += s.Value
+		case "narrowd_prompts_avoided_total":
+			gotAvoided[s.Labels["tool"]] += s.Value
+		case "narrowd_prompts_avoided_estimate_total":
+			gotEstimate[s.Labels["tool"]] += s.Value
+		}
+	}
+	same := func(name string, want, got map[string]float64) {
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s{agent=%q,tool=%q} = %v, want %v", name, agentName, k, got[k], v)
+			}
+		}
+		for k, v := range got {
+			if want[k] != v {
+				t.Errorf("%s{agent=%q,tool=%q} = %v, want %v", name, agentName, k, v, want[k])
+			}
+		}
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("narrowd_decisions_total{agent=%q,tool=%q,outcome=%q} = %v, want %v", agentName, k.tool, k.outcome, got[k], v)
+		}
+	}
+	for k, v := range got {
+		if want[k] != v {
+			t.Errorf("narrowd_decisions_total{agent=%q,tool=%q,outcome=%q} = %v, want %v", agentName, k.tool, k.outcome, v, want[k])
+		}
+	}
+	same("narrowd_prompts_avoided_total", wantAvoided, gotAvoided)
+	same("narrowd_prompts_avoided_estimate_total", wantEstimate, gotEstimate)
+	return recs
+}
