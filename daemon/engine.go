@@ -24,6 +24,9 @@ type EngineConfig struct {
 	// LabelFiles are extra label files (TOML, the catalog's format) that
 	// label tools by key and def_hash.
 	LabelFiles []string
+	// MCP resolves MCP tool names to keys and their current def_hash
+	// (discovery's registry); nil leaves every MCP tool unlabelled.
+	MCP MCPTools
 	// NoDisk turns off the symlink and hard link checks, which read the
 	// file system at check time. Tests of pure lexical behaviour use it.
 	NoDisk bool
@@ -237,8 +240,8 @@ func findings(ev []rules.Evidence) string {
 // keyed server/tool and are unlabelled until a label file binds them to
 // a def_hash that narrowd has seen.
 func (e *Engine) resolve(call rules.Call) (*rules.Entry, string) {
-	if server, tool, ok := mcpName(call.Agent, call.Tool); ok {
-		return nil, server + "/" + tool
+	if entry, key, ok := e.resolveMCP(call); ok {
+		return entry, key
 	}
 	if entry, ok := e.catalog.Lookup(call.Agent, call.Tool); ok {
 		return entry, entry.Key
@@ -246,23 +249,15 @@ func (e *Engine) resolve(call rules.Call) (*rules.Entry, string) {
 	return nil, call.Agent + "/" + call.Tool
 }
 
-// mcpName splits an agent's MCP tool name into server and tool.
-func mcpName(agent, name string) (server, tool string, ok bool) {
-	switch {
-	case strings.HasPrefix(name, "mcp__"):
-		server, tool, ok = strings.Cut(strings.TrimPrefix(name, "mcp__"), "__")
-	case agent == "gemini" && strings.HasPrefix(name, "mcp_"):
-		server, tool, ok = strings.Cut(strings.TrimPrefix(name, "mcp_"), "_")
-	case agent == "cursor" && strings.HasPrefix(name, "MCP:"):
-		server, tool, ok = "cursor-mcp", strings.TrimPrefix(name, "MCP:"), true
-	}
-	return server, tool, ok && server != "" && tool != ""
-}
-
 // evidence gathers what narrowd can prove about one call's arguments
 // and, when targets is set, the workspace files it would change
 // (complete reports that the list is whole).
 func (e *Engine) evidence(spec rules.InputSpec, call rules.Call, targets bool) (ev []rules.Evidence, ts []proofs.Target, complete bool) {
+	if e.isMCPCall(call) {
+		// An MCP server resolves paths itself: only what proofs.MCPTool
+		// proves counts.
+		return e.mcpEvidence(spec, call), nil, false
+	}
 	ps := e.paths.WithRoots(append(slices.Clip(call.Workspaces), e.roots...))
 	cwd := call.Cwd
 	if spec.Kind == rules.InputShell {

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/narrowd/narrowd/daemon/agent"
+	"github.com/narrowd/narrowd/daemon/mcp"
 	"github.com/narrowd/narrowd/rules"
 )
 
@@ -182,4 +183,41 @@ func wellFormedKind(kind string) bool {
 		}
 	}
 	return true
+}
+
+// mcpCollector reports discovery on every scrape: drifts seen, and the
+// discovered tool definitions by label state. Its labels are the three
+// states only.
+type mcpCollector struct {
+	reg   *mcp.Registry
+	state func(key, hash string) string
+	drift *prometheus.Desc
+	tools *prometheus.Desc
+}
+
+// watchMCP registers the MCP metrics: narrowd_mcp_drift_total and
+// narrowd_mcp_tools{state}.
+func (m *Metrics) watchMCP(reg *mcp.Registry, state func(key, hash string) string) {
+	name := func(n string) string { return prometheus.BuildFQName(namespace, "", n) }
+	m.reg.MustRegister(&mcpCollector{
+		reg: reg, state: state,
+		drift: prometheus.NewDesc(name("mcp_drift_total"), "MCP tool definitions seen to change since a previous discovery round (their labels no longer apply).", nil, nil),
+		tools: prometheus.NewDesc(name("mcp_tools"), "Discovered MCP tool definitions by label state (labelled, unlabelled, drifted: labelled only at another definition).", []string{"state"}, nil),
+	})
+}
+
+func (c *mcpCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.drift
+	ch <- c.tools
+}
+
+func (c *mcpCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(c.drift, prometheus.CounterValue, float64(c.reg.DriftTotal()))
+	counts := map[string]int{MCPLabelled: 0, MCPUnlabelled: 0, MCPDrifted: 0}
+	for _, t := range c.reg.Tools() {
+		counts[c.state(t.Key, t.DefHash)]++
+	}
+	for _, st := range []string{MCPLabelled, MCPUnlabelled, MCPDrifted} {
+		ch <- prometheus.MustNewConstMetric(c.tools, prometheus.GaugeValue, float64(counts[st]), st)
+	}
 }
