@@ -18,9 +18,9 @@ type claudeOutput struct {
 	IsError           bool   `json:"is_error"`
 	NumTurns          int    `json:"num_turns"`
 	PermissionDenials []struct {
-		ToolName  string          `json:"tool_name"`
-		ToolUseID string          `json:"tool_use_id"`
-		ToolInput json.RawMessage `json:"tool_input"`
+		ToolName  string `json:"tool_name"`
+		ToolUseID string `json:"tool_use_id"`
+		ToolInput any    `json:"tool_input"`
 	} `json:"permission_denials"`
 }
 
@@ -215,10 +215,12 @@ func TestClaudeDaemonDown(t *testing.T) {
 					t.Errorf("%s ran with the daemon down although the profile says %s", p.name, v.Decision.Outcome)
 				case !http && v.Decision.Outcome == "allow" && !ran:
 					t.Errorf("%s: the in-process fallback should have let it run (profile: allow): %+v", p.name, res)
-				case http && ran && p.call.Name != "Bash":
-					// Nothing reaches narrowd, so only Claude's own read-only
-					// rules could run anything; a write must not.
+				case http && ran:
+					// Nothing answers the http hook, which install wrote
+					// with onFailure "block": every call is blocked.
 					t.Errorf("%s ran with the http hook unanswered", p.name)
+				case http && !strings.Contains(res.Text, "block"):
+					t.Errorf("%s: want Claude's onFailure block in the result: %+v", p.name, res)
 				}
 			}
 			mustExist(t, w.MarkerFile, "")

@@ -72,5 +72,5 @@ func checkMetrics(t *testing.T, w *World, c clientSpec, outs []probeOutcome) {
 	for _, v := range avoided {
 		total += v
 	}
-	t.Logf("metrics match: %d decision series, %v prompts avoided", len(want), total)
+	t.Logf("metrics checked: %d decision series, %v prompts avoided expected", len(want), total)
 }
