@@ -22,6 +22,14 @@ var codexClient = npmClient{Pkg: "@openai/codex", Version: "0.169.0", Bin: "code
 // reads.
 func codexWorld(t *testing.T, opt WorldOptions) (*World, string) {
 	t.Helper()
+	w, bin := codexWorldBare(t, opt)
+	w.Install("codex")
+	return w, bin
+}
+
+// codexWorldBare is codexWorld without narrowd's hooks.
+func codexWorldBare(t *testing.T, opt WorldOptions) (*World, string) {
+	t.Helper()
 	bin := needClient(t, codexClient)
 	w := NewWorld(t, opt)
 	w.Model.HandleOpenAI()
@@ -43,7 +51,6 @@ trust_level = "trusted"
 enabled = false
 `
 	w.WriteFile(filepath.Join(w.Home, ".codex", "config.toml"), cfg)
-	w.Install("codex")
 	return w, bin
 }
 
@@ -419,5 +426,44 @@ func TestCodexMetrics(t *testing.T) {
 		if r.PromptAvoided || r.PromptAvoidedEstimate {
 			t.Errorf("record %s (%q) counts a prompt avoided; codex exec asks no one", r.ID, r.Summary)
 		}
+	}
+}
+
+// TestCodexInstallLevels: the hooks `narrowd install codex` writes at user
+// level and into a trusted project both run in the real client, and
+// `narrowd uninstall codex` removes exactly what made the difference:
+// the same call narrowd refused runs once the hooks are gone.
+func TestCodexInstallLevels(t *testing.T) {
+	t.Parallel()
+	for _, project := range []bool{false, true} {
+		name := "user"
+		if project {
+			name = "project"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w, bin := codexWorldBare(t, WorldOptions{})
+			var args []string
+			if project {
+				args = []string{"--project", w.Project}
+			}
+			w.Install("codex", args...)
+			w.Start()
+			scratch := filepath.Join(w.Project, "scratch.txt")
+			w.WriteFile(scratch, "delete me\n")
+			sc := Scenario{Name: "codex-install", Turns: []Turn{{Calls: []ToolCall{shell("rm scratch.txt")}}}}
+			runCodex(t, w, bin, sc)
+			mustExist(t, scratch, "delete me\n")
+			wantAudit(t, w, codexID(0), "PreToolUse", "ask", "")
+
+			w.Narrowd("", append([]string{"uninstall", "codex", "--binary", narrowdBin}, args...)...)
+			before := len(w.Audit())
+			sc2 := Scenario{Name: "codex-uninstalled", Turns: sc.Turns}
+			runCodex(t, w, bin, sc2)
+			mustNotExist(t, scratch)
+			if after := len(w.Audit()); after != before {
+				t.Errorf("audit records went from %d to %d after uninstall; the hook must be gone", before, after)
+			}
+		})
 	}
 }

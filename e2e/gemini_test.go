@@ -17,6 +17,14 @@ var geminiClient = npmClient{Pkg: "@google/gemini-cli", Version: "0.61.0", Bin: 
 // hooks merged into them by `narrowd install gemini`.
 func geminiWorld(t *testing.T, opt WorldOptions) (*World, string) {
 	t.Helper()
+	w, bin := geminiWorldBare(t, opt)
+	w.Install("gemini")
+	return w, bin
+}
+
+// geminiWorldBare is geminiWorld without narrowd's hooks.
+func geminiWorldBare(t *testing.T, opt WorldOptions) (*World, string) {
+	t.Helper()
 	bin := needClient(t, geminiClient)
 	w := NewWorld(t, opt)
 	w.Model.HandleGemini()
@@ -27,7 +35,6 @@ func geminiWorld(t *testing.T, opt WorldOptions) (*World, string) {
   "telemetry": {"enabled": false}
 }
 `)
-	w.Install("gemini")
 	return w, bin
 }
 
@@ -403,5 +410,47 @@ func TestGeminiMetrics(t *testing.T) {
 	}
 	if estimates == 0 {
 		t.Errorf("no estimated prompt avoided, but narrowd allowed %d calls whose ceiling it asks about", outcomes["allow"])
+	}
+}
+
+// TestGeminiInstallLevels: the hooks `narrowd install gemini` merges into
+// the user's settings and into a trusted project's settings both run in
+// the real client, and `narrowd uninstall gemini` removes exactly what
+// made the difference: the same call narrowd refused runs once the hooks
+// are gone, and the user's own settings stay.
+func TestGeminiInstallLevels(t *testing.T) {
+	t.Parallel()
+	for _, project := range []bool{false, true} {
+		name := "user"
+		if project {
+			name = "project"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w, bin := geminiWorldBare(t, WorldOptions{})
+			var args []string
+			if project {
+				args = []string{"--project", w.Project}
+			}
+			w.Install("gemini", args...)
+			w.Start()
+			scratch := filepath.Join(w.Project, "scratch.txt")
+			w.WriteFile(scratch, "delete me\n")
+			sc := Scenario{Name: "gemini-install", Turns: []Turn{{Calls: []ToolCall{gshell("rm scratch.txt")}}}}
+			runGemini(t, w, bin, sc)
+			mustExist(t, scratch, "delete me\n")
+			wantPreTool(t, w, "ask")
+
+			w.Narrowd("", append([]string{"uninstall", "gemini", "--binary", narrowdBin}, args...)...)
+			if !strings.Contains(readFile(filepath.Join(w.Home, ".gemini", "settings.json")), "gemini-api-key") {
+				t.Fatalf("uninstall lost the user's own settings")
+			}
+			sc2 := Scenario{Name: "gemini-uninstalled", Turns: sc.Turns}
+			runGemini(t, w, bin, sc2)
+			mustNotExist(t, scratch)
+			if n := len(preTool(w)); n != 1 {
+				t.Errorf("pre-tool audit records: %d after uninstall, want still 1; the hook must be gone", n)
+			}
+		})
 	}
 }
