@@ -68,14 +68,28 @@ func required() bool {
 
 // missing skips the test with one loud line naming what is missing, or
 // fails it when the suite is required to run.
+// The line is printed to stderr once per cause, so that a run without -v
+// shows it too.
 func missing(t testing.TB, format string, args ...any) {
 	t.Helper()
-	msg := "E2E SKIPPED: " + fmt.Sprintf(format, args...)
+	why := fmt.Sprintf(format, args...)
 	if required() {
-		t.Fatal(msg + " (CI or NARROWD_E2E_REQUIRE=1 is set, so this is a failure)")
+		t.Fatal("E2E FAILED: " + why + " (CI or NARROWD_E2E_REQUIRE=1 is set, so the suite must run)")
 	}
+	msg := "E2E SKIPPED: " + why
+	announcedMu.Lock()
+	if !announced[msg] {
+		announced[msg] = true
+		fmt.Fprintln(os.Stderr, msg)
+	}
+	announcedMu.Unlock()
 	t.Skip(msg)
 }
+
+var (
+	announcedMu sync.Mutex
+	announced   = map[string]bool{}
+)
 
 // ---- pinned clients from npm -------------------------------------------
 
