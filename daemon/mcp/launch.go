@@ -9,10 +9,10 @@ import (
 )
 
 // Launcher builds the command that starts a stdio server. The [Lister]
-// starts and stops it; a Launcher only decides what runs and how it is
-// confined. Tests use it to see the argv.
+// starts and stops it, then calls cleanup; a Launcher only decides what
+// runs and how it is confined. Tests use it to see the argv.
 type Launcher interface {
-	Command(ctx context.Context, s Server) (*exec.Cmd, error)
+	Command(ctx context.Context, s Server) (cmd *exec.Cmd, cleanup func(), err error)
 }
 
 // NamespaceLauncher starts a server in a new user and network namespace:
@@ -22,9 +22,9 @@ type Launcher interface {
 type NamespaceLauncher struct{}
 
 // Command returns the confined command.
-func (NamespaceLauncher) Command(ctx context.Context, s Server) (*exec.Cmd, error) {
+func (NamespaceLauncher) Command(ctx context.Context, s Server) (*exec.Cmd, func(), error) {
 	if s.Command == "" {
-		return nil, errors.New("no command")
+		return nil, nil, errors.New("no command")
 	}
 	cmd := exec.CommandContext(ctx, s.Command, s.Args...)
 	cmd.Dir, cmd.Env = serverDir(s), serverEnv(s)
@@ -36,32 +36,38 @@ func (NamespaceLauncher) Command(ctx context.Context, s Server) (*exec.Cmd, erro
 		Setpgid:     true,
 		Pdeathsig:   syscall.SIGKILL,
 	}
-	return cmd, nil
+	return cmd, func() {}, nil
 }
 
-// ExecLauncher starts a server through narrowd's own confinement,
-// `narrowd exec --confine [--write DIR] -- PROG ARGS…`: no network,
-// writes confined to the server's project directory.
+// ExecLauncher starts a server through narrowd's own sandbox,
+// `narrowd exec --confine --write TMP -- …`: no network, and writes only
+// to a fresh directory that is removed afterwards. Listing tools needs no
+// writes, so not even the project is writable. The sandbox starts the
+// program in its writable directory; a small sh trampoline moves it to the
+// directory the agent would start it in.
 type ExecLauncher struct {
 	// Narrowd is the narrowd executable.
 	Narrowd string
+	// TempDir is where the writable directories are made; empty means
+	// the system's.
+	TempDir string
 }
 
 // Command returns the confined command.
-func (l ExecLauncher) Command(ctx context.Context, s Server) (*exec.Cmd, error) {
+func (l ExecLauncher) Command(ctx context.Context, s Server) (*exec.Cmd, func(), error) {
 	if s.Command == "" {
-		return nil, errors.New("no command")
+		return nil, nil, errors.New("no command")
 	}
-	argv := []string{"exec", "--confine"}
-	if s.Project != "" {
-		argv = append(argv, "--write", s.Project)
+	tmp, err := os.MkdirTemp(l.TempDir, "narrowd-mcp-")
+	if err != nil {
+		return nil, nil, err
 	}
-	argv = append(argv, "--", s.Command)
+	argv := []string{"exec", "--confine", "--write", tmp, "--", "/bin/sh", "-c", `cd -- "$0" && exec "$@"`, serverDir(s), s.Command}
 	argv = append(argv, s.Args...)
 	cmd := exec.CommandContext(ctx, l.Narrowd, argv...)
-	cmd.Dir, cmd.Env = serverDir(s), serverEnv(s)
+	cmd.Dir, cmd.Env = tmp, serverEnv(s)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	return cmd, nil
+	return cmd, func() { os.RemoveAll(tmp) }, nil
 }
 
 // serverDir is where the agent would start the server: its cwd if the

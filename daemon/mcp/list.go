@@ -240,10 +240,16 @@ func validToolName(n string) bool {
 // transport over its pipes and a stop function that kills its whole
 // process group.
 func startStdio(ctx context.Context, launcher Launcher, s Server, lim Limits) (sdk.Transport, func(), error) {
-	cmd, err := launcher.Command(ctx, s)
+	cmd, cleanup, err := launcher.Command(ctx, s)
 	if err != nil {
 		return nil, nil, fmt.Errorf("server %s: %w", s.Name, err)
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			cleanup()
+		}
+	}()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, nil, err
@@ -262,10 +268,12 @@ func startStdio(ctx context.Context, launcher Launcher, s Server, lim Limits) (s
 		cmd.Wait()
 		close(waited)
 	}()
+	ok = true
 	stop := func() {
 		stdin.Close()
 		killGroup(cmd)
 		<-waited
+		cleanup()
 	}
 	return &sdk.IOTransport{Reader: stdout, Writer: stdin, MaxLineLength: lim.MaxBytes}, stop, nil
 }

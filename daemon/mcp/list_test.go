@@ -2,11 +2,15 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,32 +90,73 @@ func TestListHashesWhatTheServerSent(t *testing.T) {
 	}
 }
 
-// TestListConfined: a stdio server started by the default launcher has
-// no network.
+// TestListConfined: the launchers give a stdio server no network and
+// start it in the directory the agent would; narrowd's sandbox also keeps
+// it from writing there. An unconfined start shows each probe can fail.
 func TestListConfined(t *testing.T) {
-	tools, err := testLister(nil).List(context.Background(), selfServer(t, "claude", "n", "netcheck", nil))
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name     string
+		launcher func(t *testing.T) Launcher
+		want     []string
+	}{
+		{"namespace", func(*testing.T) Launcher { return NamespaceLauncher{} }, []string{"net_blocked", "cwd_ok", "write_ok"}},
+		{"narrowd exec --confine", func(t *testing.T) Launcher { return ExecLauncher{Narrowd: narrowdBinary(t), TempDir: t.TempDir()} }, []string{"net_blocked", "cwd_ok", "write_denied"}},
+		{"unconfined", func(*testing.T) Launcher { return plainLauncher{} }, []string{"net_open", "cwd_ok", "write_ok"}},
 	}
-	if len(tools) != 1 || tools[0].Name != "net_blocked" {
-		t.Errorf("tools %+v: the confined server saw a network interface up", tools)
-	}
-	// The same server unconfined sees the network: the check can fail.
-	tools, err = testLister(plainLauncher{}).List(context.Background(), selfServer(t, "claude", "n", "netcheck", nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tools) != 1 || tools[0].Name != "net_open" {
-		t.Errorf("tools %+v: the unconfined server saw no network", tools)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := selfServer(t, "claude", "probe", "probe", nil)
+			s.Env["EXPECT_DIR"] = s.Dir
+			tools, err := testLister(tt.launcher(t)).List(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tool := range tools {
+				got = append(got, tool.Name)
+			}
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(tt.want))
+			if !slices.Equal(got, want) {
+				t.Errorf("probe tools %v, want %v", got, want)
+			}
+		})
 	}
 }
 
+// narrowdBinary builds narrowd once per test binary.
+func narrowdBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "narrowd-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "narrowd")
+		out, err := exec.Command("go", "build", "-o", builtBin, "../../cmd/narrowd").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
 type plainLauncher struct{}
 
-func (plainLauncher) Command(ctx context.Context, s Server) (*exec.Cmd, error) {
+func (plainLauncher) Command(ctx context.Context, s Server) (*exec.Cmd, func(), error) {
 	cmd := exec.CommandContext(ctx, s.Command, s.Args...)
-	cmd.Env = serverEnv(s)
-	return cmd, nil
+	cmd.Dir, cmd.Env = serverDir(s), serverEnv(s)
+	return cmd, func() {}, nil
 }
 
 // TestListHostile: servers that hang, send garbage, list 10,000 tools or

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,7 +26,11 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(serverEnv_); mode != "" {
 		os.Exit(runTestServer(mode))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
 }
 
 // runTestServer is a stdio MCP server whose behaviour the mode picks.
@@ -59,17 +64,26 @@ func runTestServer(mode string) int {
 		}
 		b.WriteByte(']')
 		return rawServer(b.String())
-	case mode == "netcheck":
-		// Names its one tool after whether it could open a socket.
-		name := "net_blocked"
+	case mode == "probe":
+		// Names its tools after what it could do: reach a network, run
+		// in the directory it was given, write there.
+		names := []string{"net_blocked", "cwd_other", "write_denied"}
 		ifs, _ := net.Interfaces()
 		for _, i := range ifs {
-			if i.Flags&net.FlagUp != 0 {
-				name = "net_open"
+			if i.Flags&net.FlagUp != 0 && i.Flags&net.FlagLoopback == 0 {
+				names[0] = "net_open"
 			}
 		}
-		s := sdk.NewServer(&sdk.Implementation{Name: "netcheck"}, nil)
-		addTool(s, name, "reports the network", nil)
+		if wd, _ := os.Getwd(); wd == os.Getenv("EXPECT_DIR") {
+			names[1] = "cwd_ok"
+		}
+		if os.WriteFile("probe-write", []byte("x"), 0o600) == nil {
+			names[2] = "write_ok"
+		}
+		s := sdk.NewServer(&sdk.Implementation{Name: "probe"}, nil)
+		for _, n := range names {
+			addTool(s, n, "a probe", nil)
+		}
 		s.Run(ctx, &sdk.StdioTransport{})
 		return 0
 	case mode == "raw":
@@ -160,12 +174,12 @@ type recordingLauncher struct {
 	inner Launcher
 }
 
-func (r *recordingLauncher) Command(ctx context.Context, s Server) (*exec.Cmd, error) {
-	cmd, err := r.inner.Command(ctx, s)
+func (r *recordingLauncher) Command(ctx context.Context, s Server) (*exec.Cmd, func(), error) {
+	cmd, cleanup, err := r.inner.Command(ctx, s)
 	if err == nil {
 		r.mu.Lock()
 		r.argvs = append(r.argvs, cmd.Args)
 		r.mu.Unlock()
 	}
-	return cmd, err
+	return cmd, cleanup, err
 }
