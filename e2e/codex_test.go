@@ -467,3 +467,28 @@ func TestCodexInstallLevels(t *testing.T) {
 		})
 	}
 }
+
+// TestCodexParallelCalls: one model turn with several calls, which Codex
+// may run (and hook) concurrently: each is judged on its own, the read
+// runs and the deletion outside the workspace does not.
+func TestCodexParallelCalls(t *testing.T) {
+	t.Parallel()
+	w, bin := codexWorld(t, WorldOptions{})
+	w.Start()
+	sc := Scenario{Name: "codex-parallel", Turns: []Turn{
+		{Calls: []ToolCall{shell("cat README.md"), shell("rm -rf {{MARKER}}"), shell("ls")}},
+	}}
+	runCodex(t, w, bin, sc)
+	last := w.Model.Last(sc.Name)
+	for i, want := range []string{"second line", blockedByNarrowd, "main.go"} {
+		if res, ok := last.Result(0, i); !ok || !strings.Contains(res.Text, want) {
+			t.Errorf("call %d result = %+v (found %v), want %q", i, res, ok, want)
+		}
+	}
+	mustExist(t, w.MarkerFile, "")
+	for i, outcome := range []string{"allow", "deny", "allow"} {
+		if recs := w.AuditFor("call_" + CallID(0, i)); len(recs) != 1 || recs[0].Outcome != outcome {
+			t.Errorf("call %d audit = %+v, want one %s", i, recs, outcome)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -452,5 +453,37 @@ func TestGeminiInstallLevels(t *testing.T) {
 				t.Errorf("pre-tool audit records: %d after uninstall, want still 1; the hook must be gone", n)
 			}
 		})
+	}
+}
+
+// TestGeminiParallelCalls: one model turn with several function calls:
+// each is judged on its own, the reads run and the deletion outside the
+// workspace does not.
+func TestGeminiParallelCalls(t *testing.T) {
+	t.Parallel()
+	w, bin := geminiWorld(t, WorldOptions{})
+	w.Start()
+	sc := Scenario{Name: "gemini-parallel", Turns: []Turn{
+		{Calls: []ToolCall{
+			gcall("read_file", map[string]string{"file_path": "{{CWD}}/README.md"}),
+			gshell("rm -rf {{MARKER}}"),
+			gshell("ls"),
+		}},
+	}}
+	runGemini(t, w, bin, sc)
+	last := w.Model.Last(sc.Name)
+	for i, want := range []string{"second line", geminiBlocked, "main.go"} {
+		if res, ok := last.Result(0, i); !ok || !strings.Contains(res.Text, want) {
+			t.Errorf("call %d result = %+v (found %v), want %q", i, res, ok, want)
+		}
+	}
+	mustExist(t, w.MarkerFile, "")
+	outcomes := map[string]int{}
+	for _, r := range preTool(w) {
+		outcomes[r.ToolName+" "+r.Outcome]++
+	}
+	want := map[string]int{"read_file allow": 1, "run_shell_command deny": 1, "run_shell_command allow": 1}
+	if fmt.Sprint(outcomes) != fmt.Sprint(want) {
+		t.Errorf("pre-tool outcomes %v, want %v", outcomes, want)
 	}
 }
