@@ -238,6 +238,25 @@ func TestCodexDaemonStopped(t *testing.T) {
 		mustExist(t, w.MarkerFile, "")
 		mustExist(t, filepath.Join(w.Project, "README.md"), "")
 	})
+	t.Run("in-process-profile", func(t *testing.T) {
+		t.Parallel()
+		// In-process judging uses the configured profile, not the
+		// default: strict asks about a workspace write standard allows.
+		w, bin := codexWorld(t, WorldOptions{Profile: "strict"})
+		sc := Scenario{Name: "codex-offline-strict", Turns: []Turn{
+			{Calls: []ToolCall{shell("cat README.md")}},
+			{Calls: []ToolCall{shell("printf 'x\\n' > notes.txt")}},
+		}}
+		runCodex(t, w, bin, sc)
+		last := w.Model.Last(sc.Name)
+		if res, _ := last.Result(0, 0); !strings.Contains(res.Text, "hello world") {
+			t.Errorf("read result = %q, want README.md's text (allowed in-process)", res.Text)
+		}
+		if res, _ := last.Result(1, 0); !strings.HasPrefix(res.Text, blockedByNarrowd) || !strings.Contains(res.Text, "needs approval") {
+			t.Errorf("write result = %q, want strict's needs-approval refusal", res.Text)
+		}
+		mustNotExist(t, filepath.Join(w.Project, "notes.txt"))
+	})
 	t.Run("blocks", func(t *testing.T) {
 		t.Parallel()
 		w, bin := codexWorld(t, WorldOptions{})

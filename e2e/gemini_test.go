@@ -264,6 +264,25 @@ func TestGeminiDaemonStopped(t *testing.T) {
 		mustExist(t, w.MarkerFile, "")
 		mustExist(t, filepath.Join(w.Project, "README.md"), "")
 	})
+	t.Run("in-process-profile", func(t *testing.T) {
+		t.Parallel()
+		// In-process judging uses the configured profile, not the
+		// default: strict asks about a workspace write standard allows.
+		w, bin := geminiWorld(t, WorldOptions{Profile: "strict"})
+		sc := Scenario{Name: "gemini-offline-strict", Turns: []Turn{
+			{Calls: []ToolCall{gcall("read_file", map[string]string{"file_path": "{{CWD}}/README.md"})}},
+			{Calls: []ToolCall{gcall("write_file", map[string]string{"file_path": "{{CWD}}/notes.txt", "content": "x\n"})}},
+		}}
+		runGemini(t, w, bin, sc)
+		res := geminiResults(t, w, sc)
+		if res[0].IsError || !strings.Contains(res[0].Text, "hello world") {
+			t.Errorf("read result = %+v, want README.md's text (allowed in-process)", res[0])
+		}
+		if !res[1].IsError || !strings.HasPrefix(res[1].Text, geminiBlocked) || !strings.Contains(res[1].Text, "needs approval") {
+			t.Errorf("write result = %+v, want strict's needs-approval refusal", res[1])
+		}
+		mustNotExist(t, filepath.Join(w.Project, "notes.txt"))
+	})
 	t.Run("blocks", func(t *testing.T) {
 		t.Parallel()
 		w, bin := geminiWorld(t, WorldOptions{})
