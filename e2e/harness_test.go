@@ -186,6 +186,12 @@ func installClient(c npmClient) (string, error) {
 		if err != nil {
 			return "", errors.New("npm is not on PATH (install Node.js and npm)")
 		}
+		// Ask the registry once, without npm's minute of retries, so an
+		// offline machine skips fast.
+		view := exec.Command(npm, "view", c.id(), "version", "--fetch-retries=0", "--fetch-timeout=15000")
+		if out, err := view.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("the npm registry is unreachable or lacks %s (npm view: %w: %s)", c.id(), err, firstLine(string(out), "npm error"))
+		}
 		tmp := dir + ".tmp"
 		os.RemoveAll(tmp)
 		cmd := exec.Command(npm, "install", "--prefix", tmp, c.id(), "--no-audit", "--no-fund")
@@ -209,6 +215,18 @@ func installClient(c npmClient) (string, error) {
 		}
 	}
 	return bin, nil
+}
+
+// firstLine is the first line of s that starts with prefix, else its first
+// line.
+func firstLine(s, prefix string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return lines[0]
 }
 
 func lastLines(s string, n int) string {
