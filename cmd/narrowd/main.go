@@ -46,6 +46,7 @@ func subcommands() map[string]subcommand {
 		"log":       {runLog, "filter and print audit records"},
 		"stats":     {runStats, "print decision and prompts-avoided totals"},
 		"status":    {runStatus, "show the daemon's state"},
+		"label":     {runLabel, "label an MCP tool: show its exact definition, ask the six questions, record the answers"},
 		"exec":      {runExec, "run a command in narrowd's sandbox (--ticket T, or --confine -- PROG)"},
 		"undo":      {runUndo, "put back the files narrowd preserved before a call: undo CALL-ID"},
 		"snapshots": {runSnapshots, "list narrowd's snapshots, or prune them"},
@@ -90,7 +91,7 @@ func run(ctx context.Context, e env, args []string) int {
 func usage(w io.Writer, cmds map[string]subcommand) {
 	fmt.Fprintln(w, "usage: narrowd <command> [flags]")
 	fmt.Fprintln(w)
-	for _, name := range []string{"check", "explain", "profile", "serve", "hook", "install", "uninstall", "log", "stats", "status", "exec", "undo", "snapshots"} {
+	for _, name := range []string{"check", "explain", "profile", "serve", "hook", "install", "uninstall", "log", "stats", "status", "label", "exec", "undo", "snapshots"} {
 		fmt.Fprintf(w, "  %-10s %s\n", name, cmds[name].usage)
 	}
 }

@@ -4,17 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
+	"time"
 
 	"github.com/narrowd/narrowd/daemon"
+	"github.com/narrowd/narrowd/daemon/mcp"
 )
 
 const serveUsage = `serve [--config FILE] [--socket PATH] [--http 127.0.0.1:PORT] [--metrics 127.0.0.1:PORT]
        [--profile NAME|FILE] [--workspace DIR]... [--labels FILE]... [--watch FILE]... [--audit-dir DIR] [--state-dir DIR]
-       [--audit-max-size BYTES] [--allow-at-pretool] [--interactive] [--log-level LEVEL]`
+       [--audit-max-size BYTES] [--allow-at-pretool] [--interactive] [--log-level LEVEL]
+       [--mcp=false] [--mcp-project DIR]... [--mcp-interval DURATION]`
 
 // runServe runs the daemon until SIGINT or SIGTERM; SIGHUP reloads the
 // profile and label files. Flags override the
@@ -38,6 +43,10 @@ func runServe(ctx context.Context, e env, args []string) error {
 	allowAtPreTool := fs.Bool("allow-at-pretool", false, "answer allow at pre-tool time even for agents with a permission-request hook (turns off abstain-then-permission)")
 	interactive := fs.Bool("interactive", false, "a person answers the agents' prompts: send ask as ask where the agent supports it")
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (default info)")
+	mcpOn := fs.Bool("mcp", true, "discover the agents' MCP tools: read their MCP configuration and list each server's tools (stdio servers run under narrowd exec --confine: no network, no writes)")
+	var mcpProjects multiFlag
+	fs.Var(&mcpProjects, "mcp-project", "a project directory whose project-level MCP configuration is read, beside the workspaces and the projects ~/.claude.json records (repeatable)")
+	mcpInterval := fs.Duration("mcp-interval", 10*time.Minute, "how often MCP servers are listed again (configuration changes are seen at once)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -104,6 +113,9 @@ func runServe(ctx context.Context, e env, args []string) error {
 		Version:        version(),
 		Logger:         log,
 	}
+	if *mcpOn {
+		cfg.MCP = mcpDiscovery(e, append(slices.Clone(c.Workspaces), mcpProjects...), *mcpInterval, log)
+	}
 
 	// Build the engine, audit log and session history first: a bad
 	// profile must not leave a socket behind that nobody serves.
@@ -122,6 +134,26 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}()
 	serveErr := serveOn(ctx, e, c, srv)
 	return errors.Join(serveErr, srv.Close())
+}
+
+// mcpDiscovery configures discovery of the agents' MCP tools from the
+// environment: HOME, CODEX_HOME and COPILOT_HOME say where the user-level
+// files are.
+func mcpDiscovery(e env, projects []string, interval time.Duration, log *slog.Logger) *mcp.Discovery {
+	var launcher mcp.Launcher = mcp.NamespaceLauncher{}
+	if exe, err := os.Executable(); err == nil {
+		launcher = mcp.ExecLauncher{Narrowd: exe}
+	}
+	return &mcp.Discovery{
+		Locations: mcp.Locations{
+			Home: e.getenv("HOME"), CodexHome: e.getenv("CODEX_HOME"), CopilotHome: e.getenv("COPILOT_HOME"),
+			Projects: projects, Getenv: e.getenv,
+		},
+		Lister:   &mcp.Lister{Launcher: launcher, Version: version()},
+		Registry: mcp.NewRegistry(),
+		Interval: interval,
+		Logger:   log,
+	}
 }
 
 // serveOn opens the listeners (or takes systemd's socket) and serves.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/narrowd/narrowd/daemon"
@@ -53,5 +54,54 @@ func runStatus(ctx context.Context, e env, args []string) error {
 	if st.LastReloadErr != "" {
 		fmt.Fprintf(w, "reload     last reload failed: %s\n", st.LastReloadErr)
 	}
+	printMCPStatus(w, st.MCP)
 	return nil
+}
+
+// printMCPStatus shows discovery: each server and how its listing went,
+// the tools by label state, and the drifts seen. Server names, tool names
+// and errors come from configuration files and servers: they are printed
+// quoted, as data.
+func printMCPStatus(w io.Writer, m *daemon.MCPStatus) {
+	if m == nil {
+		fmt.Fprintf(w, "mcp        discovery off\n")
+		return
+	}
+	if m.Rounds == 0 {
+		fmt.Fprintf(w, "mcp        discovery running its first round\n")
+		return
+	}
+	counts := map[string]int{}
+	for _, t := range m.Tools {
+		counts[t.State]++
+	}
+	fmt.Fprintf(w, "mcp        %d servers, %d tools: %d labelled, %d unlabelled, %d drifted; %d drifts seen\n",
+		len(m.Servers), len(m.Tools), counts[daemon.MCPLabelled], counts[daemon.MCPUnlabelled], counts[daemon.MCPDrifted], m.DriftTotal)
+	for _, s := range m.Servers {
+		where := "user"
+		if s.Project != "" {
+			where = "project " + s.Project
+		}
+		state := fmt.Sprintf("%d tools", s.Tools)
+		if s.Error != "" {
+			state = fmt.Sprintf("not listed (its tools are unlabelled): %q", s.Error)
+		}
+		fmt.Fprintf(w, "  server   %s %q (%s, %s): %s\n", s.Agent, s.Name, where, s.Transport, state)
+	}
+	for _, t := range m.Tools {
+		if t.State != daemon.MCPLabelled {
+			fmt.Fprintf(w, "  tool     %q %s %s\n", t.Key, t.State, t.DefHash)
+		}
+	}
+	for _, d := range m.Drifts {
+		fmt.Fprintf(w, "  drift    %q at %s: %s → %s (its labels no longer apply; narrowd label %q)\n",
+			d.Key, d.At.Local().Format(time.RFC3339), short(d.OldHash), short(d.NewHash), d.Key)
+	}
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }
