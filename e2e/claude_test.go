@@ -99,27 +99,31 @@ func allProbes(n toolNames, pe *probeEnv) []probe {
 
 // TestClaudeHooks runs every probe through Claude Code with narrowd's
 // command hook (the shim over the Unix socket) and with its http hook
-// (straight to the daemon), under the standard profile and under
-// readonly, where the workspace writes must not run. It then checks the
+// (straight to the daemon), installed at user and at project level, under
+// the standard profile and under readonly, where the workspace writes must
+// not run. It then checks the
 // metrics against what the probes did.
 func TestClaudeHooks(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, profile string
-		http          bool
+		http, project bool
 	}{
-		{"command-standard", "standard", false},
-		{"http-standard", "standard", true},
-		{"command-readonly", "readonly", false},
+		{"command-standard", "standard", false, false},
+		{"http-standard", "standard", true, false},
+		{"project-command-readonly", "readonly", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w, bin := claudeWorld(t, WorldOptions{Profile: tc.profile})
 			via := "socket"
-			if tc.http {
+			switch {
+			case tc.http:
 				w.Install("claude", "--http", w.HTTPAddr)
 				via = "http"
-			} else {
+			case tc.project:
+				w.Install("claude", "--project", w.Project)
+			default:
 				w.Install("claude")
 			}
 			w.Start()
