@@ -140,7 +140,7 @@ func BenchmarkTake(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				s, err := Open(filepath.Join(base, "state-"+filepath.Base(ws)), Budget{})
+				s, err := Open(filepath.Join(base, "state-"+filepath.Base(ws)), Budget{MaxFileBytes: 1 << 30, MaxCallBytes: 1 << 30})
 				if err != nil {
 					b.Fatal(err)
 				}

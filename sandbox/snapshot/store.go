@@ -36,9 +36,11 @@ var (
 
 // Budget bounds what the store copies. A zero field takes its default.
 type Budget struct {
-	// MaxFileBytes bounds one file (default 64 MiB).
+	// MaxFileBytes bounds one file (default 16 MiB).
 	MaxFileBytes int64
-	// MaxCallBytes bounds one call's files together (default 256 MiB).
+	// MaxCallBytes bounds one call's files together (default 64 MiB).
+	// Hashing runs at about 5 ms/MiB here, so the default keeps a
+	// snapshot well inside the shim's 3 s timeout.
 	MaxCallBytes int64
 	// MaxFiles bounds how many paths one call may name (default 64).
 	MaxFiles int
@@ -49,8 +51,8 @@ type Budget struct {
 
 // Defaults for [Budget].
 const (
-	DefaultMaxFileBytes  = 64 << 20
-	DefaultMaxCallBytes  = 256 << 20
+	DefaultMaxFileBytes  = 16 << 20
+	DefaultMaxCallBytes  = 64 << 20
 	DefaultMaxFiles      = 64
 	DefaultMaxStoreBytes = 2 << 30
 )
