@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/narrowd/narrowd/daemon/mcp"
+	"github.com/narrowd/narrowd/rules"
 )
 
 // notesMCP is a Go SDK MCP server with a read tool that takes a path;
@@ -243,5 +244,31 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met in 30 s")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// BenchmarkJudgeMCP judges a labelled MCP read with a registry of 1,000
+// discovered tools: the cost discovery adds to a call is one map lookup.
+func BenchmarkJudgeMCP(b *testing.B) {
+	reg := mcp.NewRegistry()
+	var tools []mcp.Tool
+	for i := range 1000 {
+		tools = append(tools, mcp.Tool{Name: fmt.Sprintf("tool_%d", i), Key: fmt.Sprintf("notes/tool_%d", i), DefHash: fmt.Sprintf("%064d", i)})
+	}
+	tools = append(tools, mcp.Tool{Name: "read_note", Key: "notes/read_note", DefHash: strings.Repeat("a", 64)})
+	reg.Update([]mcp.Listing{{Server: mcp.Server{Agent: "claude", Name: "notes"}, Tools: tools}}, time.Now())
+	labels := filepath.Join(b.TempDir(), "labels.toml")
+	os.WriteFile(labels, []byte(fmt.Sprintf(notesLabels, strings.Repeat("a", 64))), 0o600)
+	e, err := NewEngine(EngineConfig{LabelFiles: []string{labels}, MCP: reg, NoDisk: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	call := rules.Call{Agent: "claude", Phase: rules.PreTool, Cwd: "/w", Workspaces: []string{"/w"}, Tool: "mcp__notes__read_note", Input: map[string]any{"path": "/w/a.md"}}
+	if v := e.Judge(call, rules.Session{Known: true}); v.Decision.Outcome != rules.Allow {
+		b.Fatalf("outcome %s: %s", v.Decision.Outcome, v.Decision.Reason)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.Judge(call, rules.Session{Known: true})
 	}
 }
