@@ -97,7 +97,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if !cfg.NoDisk {
 		e.disk = proofs.OSDisk{}
 	}
-	e.paths = proofs.NewPaths(nil, e.profile.Sensitive(), e.disk)
+	e.paths = proofs.NewPaths(nil, slices.Concat(e.profile.Sensitive(), storeSensitive(cfg.SnapshotDir)), e.disk)
 	e.roots = append(slices.Clip(cfg.Workspaces), e.profile.Workspaces()...)
 	if e.snapshots, err = openSnapshots(cfg); err != nil {
 		return nil, err

@@ -39,6 +39,18 @@ func openSnapshots(cfg EngineConfig) (Snapshots, error) {
 	return s, nil
 }
 
+// storeSensitive returns a sensitive-path pattern for the snapshot store,
+// so that a call that writes (or reads) it is asked about: a same-uid
+// process that forged an index could make `narrowd undo` write where it
+// chose. A directory whose name holds pattern characters gets none (it
+// cannot be matched literally); the store's own hashes still apply.
+func storeSensitive(dir string) []string {
+	if dir == "" || !filepath.IsAbs(dir) || strings.ContainsAny(dir, "*?[]{}\\") {
+		return nil
+	}
+	return []string{strings.TrimPrefix(filepath.Clean(dir), "/") + "/**"}
+}
+
 // mayPreserve reports whether a call judged under id should have its
 // targets preserved: the engine has a store, the call will be recorded
 // under an id, and it has not run yet (a post-tool event would preserve

@@ -245,3 +245,26 @@ func TestHandleSnapshotUndo(t *testing.T) {
 		t.Errorf("undo gave %q, want %q", after, before)
 	}
 }
+
+// TestStoreIsSensitive: the store is a sensitive path, so a call that
+// writes into it (to forge an index for a later undo) is asked about even
+// when the store sits inside the workspace.
+func TestStoreIsSensitive(t *testing.T) {
+	w := newSnapWorld(t, snapshot.Budget{})
+	dir := filepath.Join(w.ws, ".state", "snapshots")
+	e, err := NewEngine(EngineConfig{SnapshotDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"cp a.txt .state/snapshots/index/0123456789abcdef01234567.json", "cat .state/snapshots/index/x.json"} {
+		v := e.JudgeAs(snapshot.NewID(), w.call("Bash", bash(cmd)), rules.Session{Known: true})
+		if v.Decision.Outcome == rules.Allow || snapshotCount(v) != 0 {
+			t.Errorf("%q: %s by %s with %d snapshot records", cmd, v.Decision.Outcome, v.Decision.Rule, snapshotCount(v))
+		}
+	}
+	// The same engine still allows an ordinary write.
+	v := e.JudgeAs(snapshot.NewID(), w.call("Bash", bash("cp config.example.yaml config.yaml")), rules.Session{Known: true})
+	if v.Decision.Outcome != rules.Allow {
+		t.Errorf("ordinary write: %s by %s", v.Decision.Outcome, v.Decision.Rule)
+	}
+}
