@@ -80,7 +80,7 @@ func printMCPStatus(w io.Writer, m *daemon.MCPStatus) {
 	for _, s := range m.Servers {
 		where := "user"
 		if s.Project != "" {
-			where = "project " + s.Project
+			where = "project " + escapeInvisible(s.Project)
 		}
 		state := fmt.Sprintf("%d tools", s.Tools)
 		if s.Error != "" {
