@@ -278,6 +278,11 @@ func rel(root, path string) (string, error) {
 	if !filepath.IsAbs(root) || !filepath.IsAbs(path) {
 		return "", fmt.Errorf("%w: %s: paths must be absolute", ErrUnsafe, path)
 	}
+	if filepath.Clean(root) == "/" {
+		// No workspace is the whole file system (proofs drops such a
+		// root too); an index that says so was not written by narrowd.
+		return "", fmt.Errorf("%w: %s: the root / is no workspace", ErrUnsafe, path)
+	}
 	r, err := filepath.Rel(root, path)
 	if err != nil || !filepath.IsLocal(r) || r == "." {
 		return "", fmt.Errorf("%w: %s is not beneath %s", ErrUnsafe, path, root)

@@ -202,6 +202,10 @@ func TestTakeRefuses(t *testing.T) {
 			os.WriteFile(filepath.Join(f.outside, "x"), []byte("x"), 0o600)
 			return []Target{{Root: f.ws, Path: filepath.Join(f.outside, "x")}}
 		}, ErrUnsafe},
+		{"the file system root as workspace", Budget{}, func(t *testing.T, f fixture) []Target {
+			f.write(t, "a", []byte("a"), 0o644)
+			return []Target{{Root: "/", Path: filepath.Join(f.ws, "a")}}
+		}, ErrUnsafe},
 		{"the root itself", Budget{}, func(t *testing.T, f fixture) []Target {
 			return []Target{{Root: f.ws, Path: f.ws}}
 		}, ErrUnsafe},
