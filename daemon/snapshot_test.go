@@ -268,3 +268,32 @@ func TestStoreIsSensitive(t *testing.T) {
 		t.Errorf("ordinary write: %s by %s", v.Decision.Outcome, v.Decision.Rule)
 	}
 }
+
+// TestSnapshotApplyPatch: Codex's apply_patch names its files; the daemon
+// preserves each (an added file as absent) before the patch is allowed,
+// and a patch that deletes a file is still asked about.
+func TestSnapshotApplyPatch(t *testing.T) {
+	w := newSnapWorld(t, snapshot.Budget{})
+	e, err := NewEngine(EngineConfig{Snapshots: w.store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		patch string
+		snaps int
+		want  rules.Outcome
+	}{
+		{"*** Begin Patch\n*** Update File: src/main.go\n@@\n-package main\n+package app\n*** End Patch", 1, rules.Allow},
+		{"*** Begin Patch\n*** Add File: src/new.go\n+package main\n*** Update File: a.txt\n@@\n-a\n+A\n*** End Patch", 2, rules.Ask},
+		{"*** Begin Patch\n*** Delete File: b.txt\n*** End Patch", 1, rules.Ask},
+		{"*** Begin Patch\n*** Update File: ../outside/authorized_keys\n@@\n-key\n+evil\n*** End Patch", 0, rules.Ask},
+	}
+	for _, tc := range tests {
+		call := rules.Call{Agent: "codex", Event: "PreToolUse", Phase: rules.PreTool, Tool: "apply_patch",
+			Cwd: w.ws, Workspaces: []string{w.ws}, Input: map[string]any{"command": tc.patch}}
+		v := e.JudgeAs(snapshot.NewID(), call, rules.Session{Known: true})
+		if n := snapshotCount(v); n != tc.snaps || v.Decision.Outcome != tc.want {
+			t.Errorf("%q: %d snapshot records, %s by %s; want %d, %s", tc.patch, n, v.Decision.Outcome, v.Decision.Rule, tc.snaps, tc.want)
+		}
+	}
+}
