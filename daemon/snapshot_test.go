@@ -297,3 +297,45 @@ func TestSnapshotApplyPatch(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkJudgeSnapshot is the cost a snapshot adds to one decision: a
+// Write of a 4 KiB workspace file judged with and without a store (the
+// temp directory's file system; fsyncs included). Not run by CI:
+//
+//	go test -run '^$' -bench JudgeSnapshot ./daemon
+func BenchmarkJudgeSnapshot(b *testing.B) {
+	for _, withStore := range []bool{false, true} {
+		name := "no-store"
+		if withStore {
+			name = "store"
+		}
+		b.Run(name, func(b *testing.B) {
+			base := b.TempDir()
+			ws := filepath.Join(base, "ws")
+			if err := os.MkdirAll(ws, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			p := filepath.Join(ws, "main.go")
+			if err := os.WriteFile(p, bytes.Repeat([]byte("x"), 4096), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			cfg := EngineConfig{}
+			if withStore {
+				cfg.SnapshotDir = filepath.Join(base, "state", "snapshots")
+			}
+			e, err := NewEngine(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			call := rules.Call{Agent: "claude", Event: "PreToolUse", Phase: rules.PreTool, Tool: "Write",
+				Cwd: ws, Workspaces: []string{ws}, Input: map[string]any{"file_path": p, "content": "x"}}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				v := e.JudgeAs(snapshot.NewID(), call, rules.Session{Known: true})
+				if withStore && snapshotCount(v) != 1 {
+					b.Fatalf("no snapshot: %+v", v.Evidence)
+				}
+			}
+		})
+	}
+}

@@ -482,3 +482,23 @@ func TestConcurrentTakes(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestRestoreRecreatesDirectories: the call removed the file's whole
+// directory; undo makes the directories again beneath the root.
+func TestRestoreRecreatesDirectories(t *testing.T) {
+	f := newFixture(t, Budget{})
+	f.write(t, "a/b/c.txt", []byte("deep"), 0o640)
+	if _, err := f.store.Take(testID, []Target{f.target("a/b/c.txt")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(f.ws, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Restore(testID, false); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(f.ws, "a/b/c.txt"))
+	if err != nil || string(got) != "deep" {
+		t.Errorf("a/b/c.txt = %q, %v", got, err)
+	}
+}
