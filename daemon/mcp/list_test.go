@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -233,4 +235,50 @@ func TestListHTTPRefused(t *testing.T) {
 	if err == nil {
 		t.Fatal("a closed port listed tools")
 	}
+}
+
+// TestListLeavesNothingRunning: a hanging server started through
+// narrowd's sandbox, which runs it in a session of its own, is killed
+// with everything it started when its listing times out.
+func TestListLeavesNothingRunning(t *testing.T) {
+	mark := fmt.Sprintf("leak-%d", time.Now().UnixNano())
+	l := &Lister{Launcher: ExecLauncher{Narrowd: narrowdBinary(t), TempDir: t.TempDir()}, Limits: Limits{Timeout: 2 * time.Second}}
+	if _, err := l.List(context.Background(), selfServer(t, "claude", "hang", "hang", map[string]string{"LEAK_MARK": mark})); err == nil {
+		t.Fatal("a hanging server listed")
+	}
+	// A killed process is gone at once; a moment lets the kernel finish.
+	var alive []int
+	for range 50 {
+		if alive = marked(mark); len(alive) == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("processes of the hanging server still run: %v", alive)
+}
+
+// marked lists live (not zombie) processes whose environment holds
+// LEAK_MARK=mark.
+func marked(mark string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, []byte("LEAK_MARK="+mark+"\x00")) {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
 }
