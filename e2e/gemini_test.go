@@ -55,6 +55,10 @@ func runGemini(t *testing.T, w *World, bin string, sc Scenario) Result {
 			"GOOGLE_GEMINI_BASE_URL=" + w.Model.URL(),
 			"GEMINI_API_KEY=dummy",
 			"GEMINI_CLI_TRUST_WORKSPACE=true",
+			// Gemini restarts itself in a second node process with a
+			// larger heap; the runs here are small, and one start
+			// instead of two halves their time.
+			"GEMINI_CLI_NO_RELAUNCH=true",
 		},
 		Timeout: 60 * time.Second,
 	})
