@@ -31,7 +31,7 @@ func WriteTargets(a *parse.Analysis, cwd string, ps Paths) ([]Target, bool) {
 	}
 	var out []Target
 	for _, p := range a.Programs {
-		if p.Global || p.Irreversible || p.RunsCode || p.Privileged || p.Net != parse.NoNet {
+		if p.Global || p.Irreversible || p.RunsCode || p.Privileged || p.Net != parse.NoNet || implicitOutputs(p) {
 			return nil, false
 		}
 		worst := parse.Read
@@ -60,6 +60,71 @@ func WriteTargets(a *parse.Analysis, cwd string, ps Paths) ([]Target, bool) {
 		}
 	}
 	return out, true
+}
+
+// backupOptions are, per program that can keep a backup of what it
+// replaces, the short options that take an argument (the rest of a
+// cluster is then that argument) and those that ask for a backup.
+var backupOptions = map[string]struct{ withArg, backup string }{
+	"sed":     {withArg: "efl", backup: ""},
+	"cp":      {withArg: "St", backup: "bS"},
+	"mv":      {withArg: "St", backup: "bS"},
+	"ln":      {withArg: "St", backup: "bS"},
+	"install": {withArg: "gmoStZ", backup: "bS"},
+}
+
+// implicitOutputs reports a program that writes files its arguments do
+// not name, so no list of its targets is complete: backups (sed -i.bak,
+// sed -i'DIR/*', cp -b, mv --backup, ln -S SUFFIX, gawk's
+// inplace::suffix), compressors (gzip f writes f.gz and removes f) and
+// rsync (backups, --delete, remote shells).
+func implicitOutputs(p parse.Program) bool {
+	switch p.Name {
+	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd", "lz4", "lzip",
+		"compress", "uncompress", "pigz", "unpigz", "pbzip2", "brotli", "rsync":
+		return true
+	}
+	args := p.Argv[min(1, len(p.Argv)):]
+	if p.Name == "awk" || p.Name == "gawk" {
+		for _, w := range args {
+			if strings.Contains(w.Value, "inplace::suffix") || strings.Contains(w.Value, "INPLACE_SUFFIX") {
+				return true
+			}
+		}
+		return false
+	}
+	opts, ok := backupOptions[p.Name]
+	if !ok {
+		return false
+	}
+	for _, w := range args {
+		v := w.Value
+		switch {
+		case v == "--":
+			return false
+		case strings.HasPrefix(v, "--in-place="), strings.HasPrefix(v, "--backup"), strings.HasPrefix(v, "--suffix"):
+			return true
+		case p.Name == "sed" && strings.HasPrefix(v, "--i") && strings.Contains(v, "="):
+			// An abbreviation of --in-place=SUFFIX.
+			return true
+		case len(v) > 1 && v[0] == '-' && v[1] != '-':
+			for i, r := range v[1:] {
+				switch {
+				case strings.ContainsRune(opts.backup, r):
+					return true
+				case p.Name == "sed" && r == 'i' && i < len(v)-2:
+					// -iSUFFIX: the rest of the cluster names the backup.
+					return true
+				case strings.ContainsRune(opts.withArg, r):
+					// The rest of the word is the option's argument.
+				default:
+					continue
+				}
+				break
+			}
+		}
+	}
+	return false
 }
 
 // ToolTargets lists the path a file tool would change, or every file an

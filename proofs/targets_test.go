@@ -59,6 +59,28 @@ func TestWriteTargets(t *testing.T) {
 		{`frobnicate --write out.txt`, "-"},
 		{`echo $(rm x) > y`, "-"},
 		{`echo x >`, "-"},
+
+		// Files the arguments do not name: backups and compressors.
+		{`sed -i.bak 's/v1/v2/' config.yaml`, "-"},
+		{`sed -ibak s/a/b/ f`, "-"},
+		{`sed -Ei.orig s/a/b/ f`, "-"},
+		{`sed -i'/root/.ssh/*' 's/^//' authorized_keys`, "-"},
+		{`sed --in-place=.orig s/a/b/ f`, "-"},
+		{`sed -si s/a/b/ f`, "f"},
+		{`sed -Ei s/a/b/ f`, "f"},
+		{`sed -i -e s/i/x/ f`, "f"},
+		{`cp -b a b`, "-"},
+		{`cp --backup=numbered a b`, "-"},
+		{`cp -S .old a b`, "-"},
+		{`cp -a a b`, "b(r)"},
+		{`mv -b a b`, "-"},
+		{`ln -sfb a b`, "-"},
+		{`install -b a b`, "-"},
+		{`install -m 644 a b`, "b"},
+		{`gzip f`, "-"},
+		{`gunzip f.gz`, "-"},
+		{`xz -d f.xz`, "-"},
+		{`awk -i inplace -v inplace::suffix=.bak '{print}' f`, "-"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.cmd, func(t *testing.T) {
