@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -21,6 +22,9 @@ type Discovery struct {
 	Interval time.Duration
 	// Parallel is how many servers are listed at once; 0 means 2.
 	Parallel int
+	// MaxServers bounds the distinct servers listed in one round; 0
+	// means 64. The rest fail, and their tools stay unlabelled.
+	MaxServers int
 	// Logger receives problems; nil discards them.
 	Logger *slog.Logger
 	// OnDrift is called with each round's drifts, if any.
@@ -66,6 +70,14 @@ func (d *Discovery) Round(ctx context.Context) []string {
 			order = append(order, s)
 		}
 	}
+	maxServers := d.MaxServers
+	if maxServers <= 0 {
+		maxServers = 64
+	}
+	for _, s := range order[min(len(order), maxServers):] {
+		unique[s.launchKey()] = &res{err: fmt.Errorf("more than %d MCP servers configured; not listed", maxServers)}
+	}
+	order = order[:min(len(order), maxServers)]
 	par := d.Parallel
 	if par <= 0 {
 		par = 2
@@ -100,9 +112,11 @@ func (d *Discovery) Round(ctx context.Context) []string {
 			l.Err = r.err.Error()
 			d.log().Warn("mcp server not listed; its tools stay unlabelled", "agent", s.Agent, "server", s.Name, "err", r.err)
 		} else {
-			// Each configuration names its own namespace.
+			// Each configuration names its own namespace. The
+			// definitions are dropped: the registry needs only hashes,
+			// and a large listing must not stay in memory.
 			for _, t := range r.tools {
-				t.Key = s.Name + "/" + t.Name
+				t.Key, t.Definition = s.Name+"/"+t.Name, nil
 				l.Tools = append(l.Tools, t)
 			}
 		}

@@ -36,8 +36,8 @@ type Limits struct {
 	MaxTools int
 	// MaxPages bounds pagination.
 	MaxPages int
-	// MaxBytes bounds one message from the server, and the whole HTTP
-	// body of one response.
+	// MaxBytes bounds one message from the server, the whole HTTP body
+	// of one response, and the tool list over all its pages.
 	MaxBytes int
 	// MaxToolBytes bounds one tool definition.
 	MaxToolBytes int
@@ -161,6 +161,7 @@ func (l *Lister) list(ctx context.Context, client *sdk.Client, capture *captureT
 	names := map[string]bool{}
 	cursor := ""
 	cursors := map[string]bool{}
+	total := 0
 	for page := 0; ; page++ {
 		if page >= lim.MaxPages {
 			return nil, fmt.Errorf("server %s: more than %d pages of tools", s.Name, lim.MaxPages)
@@ -171,6 +172,9 @@ func (l *Lister) list(ctx context.Context, client *sdk.Client, capture *captureT
 		raw, ok := capture.take()
 		if !ok {
 			return nil, fmt.Errorf("server %s: tools/list answer not seen", s.Name)
+		}
+		if total += len(raw); total > lim.MaxBytes {
+			return nil, fmt.Errorf("server %s: its tool list is larger than %d bytes", s.Name, lim.MaxBytes)
 		}
 		var res struct {
 			Tools      []json.RawMessage `json:"tools"`

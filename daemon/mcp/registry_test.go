@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,4 +169,38 @@ func quote(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// TestDiscoveryBounds: a round lists at most MaxServers servers (the rest
+// fail, their tools unlabelled) and keeps no definitions in memory.
+func TestDiscoveryBounds(t *testing.T) {
+	home := t.TempDir()
+	exe, _ := os.Executable()
+	var entries []string
+	for i := range 3 {
+		tools := fmt.Sprintf(`[{"name":"t%d","description":%q,"inputSchema":{"type":"object"}}]`, i, strings.Repeat("x", 1000))
+		entries = append(entries, fmt.Sprintf(`"s%d":{"command":%s,"env":{"NARROWD_TEST_MCP":"raw","NARROWD_TOOLS":%s}}`, i, quote(exe), quote(tools)))
+	}
+	writeFile(t, filepath.Join(home, ".claude.json"), `{"mcpServers":{`+strings.Join(entries, ",")+`}}`)
+	d := &Discovery{Locations: Locations{Home: home}, Lister: &Lister{Limits: Limits{Timeout: 5 * time.Second}}, Registry: NewRegistry(), MaxServers: 2}
+	d.Round(context.Background())
+	listed, refused := 0, 0
+	for _, l := range d.Registry.Snapshot().Listings {
+		switch {
+		case l.Err == "":
+			listed++
+		case strings.Contains(l.Err, "more than 2 MCP servers"):
+			refused++
+		default:
+			t.Errorf("%s: %s", l.Server.Name, l.Err)
+		}
+		for _, tool := range l.Tools {
+			if tool.Definition != nil {
+				t.Errorf("%s: the registry keeps its definition", tool.Key)
+			}
+		}
+	}
+	if listed != 2 || refused != 1 {
+		t.Errorf("listed %d, refused %d; want 2 and 1", listed, refused)
+	}
 }
