@@ -384,10 +384,28 @@ func TestCodexApplyPatch(t *testing.T) {
 	mustExist(t, filepath.Join(w.Project, "README.md"), "hello patched\nsecond line\n")
 	wantAudit(t, w, codexID(4), "PreToolUse", "allow", "abstain")
 
-	// Judged as a patch: the evidence names the patch's paths.
-	ev := w.Evidence(codexID(1))
-	if !strings.Contains(ev, outside) {
-		t.Errorf("evidence for the outside patch does not name %s: %s", outside, ev)
+	// Judged as a patch, from the envelope Codex hands the hook: the
+	// evidence counts the patch's files, and names a path outside.
+	for _, tt := range []struct {
+		turn      int
+		want, not []string
+	}{
+		{0, []string{`"kind":"patch-files"`, "1 added, 0 updated, 0 deleted", `"kind":"patch-adds-only"`}, nil},
+		{1, []string{outside}, []string{`"kind":"patch-files"`}},
+		{3, []string{"0 added, 0 updated, 1 deleted"}, []string{`"kind":"patch-no-delete"`}},
+		{4, []string{"0 added, 1 updated, 0 deleted", `"kind":"patch-no-delete"`}, nil},
+	} {
+		ev := w.Evidence(codexID(tt.turn))
+		for _, s := range tt.want {
+			if !strings.Contains(ev, s) {
+				t.Errorf("turn %d: evidence lacks %s: %s", tt.turn, s, ev)
+			}
+		}
+		for _, s := range tt.not {
+			if strings.Contains(ev, s) {
+				t.Errorf("turn %d: evidence has %s: %s", tt.turn, s, ev)
+			}
+		}
 	}
 }
 
