@@ -53,6 +53,7 @@ type ticket struct {
 	toolUse  string
 	callID   string // the audit id of the call that issued it
 	hostSays []rules.Evidence
+	ceiling  rules.Labels // the shell tool's, for the exec record
 	expires  time.Time
 }
 
@@ -112,11 +113,17 @@ func shellQuote(s string) string {
 // shellCall returns the command text and working directory of a shell
 // call, as the engine judged them.
 func (e *Engine) shellCall(call rules.Call) (command, cwd string, ok bool) {
+	command, cwd, _, ok = e.shellEntry(call)
+	return command, cwd, ok
+}
+
+// shellEntry is shellCall with the tool's ceiling labels.
+func (e *Engine) shellEntry(call rules.Call) (command, cwd string, ceiling rules.Labels, ok bool) {
 	// Only built-in shell tools: an MCP tool is never looked up by name
 	// in the catalog.
 	entry, found := e.catalog.Lookup(call.Agent, call.Tool)
 	if !found || entry.Input.Kind != rules.InputShell {
-		return "", "", false
+		return "", "", ceiling, false
 	}
 	command, _ = call.Input[entry.Input.Field].(string)
 	cwd = call.Cwd
@@ -128,7 +135,7 @@ func (e *Engine) shellCall(call rules.Call) (command, cwd string, ok bool) {
 			cwd = filepath.Clean(dir)
 		}
 	}
-	return command, cwd, command != "" && filepath.IsAbs(cwd)
+	return command, cwd, entry.Labels, command != "" && filepath.IsAbs(cwd)
 }
 
 // latchKey names a session for the latch.
@@ -140,7 +147,7 @@ func (ts *tickets) issue(e *Engine, call rules.Call) (*ticket, error) {
 	if ts == nil {
 		return nil, errors.New("this daemon cannot issue sandbox tickets")
 	}
-	command, cwd, ok := e.shellCall(call)
+	command, cwd, ceiling, ok := e.shellEntry(call)
 	if !ok {
 		return nil, errors.New("only a shell command with a known working directory can run in narrowd's sandbox")
 	}
@@ -165,7 +172,7 @@ func (ts *tickets) issue(e *Engine, call rules.Call) (*ticket, error) {
 	t := &ticket{
 		id: randomID(), command: command, cwd: cwd, writable: writable,
 		agent: call.Agent, session: call.Session, tool: call.Tool, toolUse: call.ID,
-		hostSays: hostAsserted(call), expires: now.Add(ts.ttl),
+		hostSays: hostAsserted(call), ceiling: ceiling, expires: now.Add(ts.ttl),
 	}
 	t.rewrite = shellQuote(ts.exe) + " exec --socket " + shellQuote(ts.socket) + " --ticket " + t.id
 	ts.live[t.id] = t
@@ -299,12 +306,14 @@ func sandboxRecord(c *claim, f sandbox.Facts, abi int, verr error, now time.Time
 		Agent:     t.agent, Phase: "exec", Session: t.session, Cwd: t.cwd, ToolUseID: t.toolUse,
 		Summary: summarize(map[string]any{"command": t.command}), Via: "exec",
 	}
+	// Answer "exec" and "exec-refused" set these records apart from the
+	// hook's decisions, which `narrowd stats` counts by answer.
 	if verr != nil {
-		rec.Decision, rec.PolicyRule, rec.Answer, rec.Outcome = "deny", "sandbox-check-failed", "deny", "deny"
+		rec.Decision, rec.PolicyRule, rec.Answer, rec.Outcome = "deny", "sandbox-check-failed", "exec-refused", "deny"
 		rec.Reason = "narrowd's check of its own sandbox failed, so nothing ran (ticket of call " + t.callID + ")"
 		rec.Error = verr.Error()
 	} else {
-		rec.Decision, rec.PolicyRule, rec.Answer, rec.Outcome = "allow", "sandbox-exec", "sandbox", "allow"
+		rec.Decision, rec.PolicyRule, rec.Answer, rec.Outcome = "allow", "sandbox-exec", "exec", "allow"
 		rec.Reason = "narrowd verified its own sandbox from outside and released the command (ticket of call " + t.callID + ")"
 		facts := fmt.Sprintf("pid %d %s %s interfaces %v, seccomp %d (socket(AF_UNIX) and io_uring refused), no_new_privs %d, CapEff %s on all %d threads, verified at %s",
 			f.Pid, f.NetNS, f.UserNS, f.Interfaces, f.Seccomp, f.NoNewPrivs, f.CapEff, f.Threads, f.VerifiedAt.UTC().Format(time.RFC3339Nano))
@@ -315,8 +324,12 @@ func sandboxRecord(c *claim, f sandbox.Facts, abi int, verr error, now time.Time
 				Detail: fmt.Sprintf("writes confined by Landlock ABI %d (reported by narrowd's lock stage) to the workspace and a private tmp", abi),
 				Effect: "scope<=bulk"})
 	}
+	ceiling := t.ceiling
+	narrowed := proofs.Narrow(ceiling, ev)
 	rec.Verdict = &rules.Verdict{Agent: t.agent, Tool: t.tool, Key: t.agent + "/" + t.tool, Evidence: ev,
-		Decision: rules.Decision{Outcome: outcomeOf(rec.Outcome), Rule: rec.PolicyRule, Reason: rec.Reason}, RiskClass: "process_execution"}
+		Ceiling: &ceiling, Narrowed: &narrowed, RiskClass: rules.RiskClass(&narrowed, t.tool),
+		Decision: rules.Decision{Outcome: outcomeOf(rec.Outcome), Rule: rec.PolicyRule, Reason: rec.Reason}}
+	rec.RiskClass, rec.SideEffectClass = rec.Verdict.RiskClass, sideEffectClass(&narrowed)
 	return rec
 }
 

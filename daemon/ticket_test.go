@@ -130,6 +130,9 @@ func TestTicketRunsExactCommandOnce(t *testing.T) {
 			continue
 		}
 		found = true
+		if r.Answer != "exec" || r.Verdict.Ceiling == nil || r.Verdict.Narrowed.Get(rules.Egress) != 0 {
+			t.Errorf("sandbox record: answer %q, ceiling %v, narrowed %v", r.Answer, r.Verdict.Ceiling, r.Verdict.Narrowed)
+		}
 		if !strings.Contains(r.Reason, id) || r.Summary != "make && make" {
 			t.Errorf("sandbox record does not name its call and command: %q %q", r.Reason, r.Summary)
 		}

@@ -57,8 +57,17 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 	if len(spec.Writable) == 0 && spec.Args == nil {
 		return nil, errors.New("no writable directory for the sandbox")
 	}
-	if spec.Dir == "" && len(spec.Writable) > 0 {
-		spec.Dir = spec.Writable[0]
+	if spec.Dir == "" {
+		// Confinement runs where narrowd exec was started; a held command
+		// runs in its workspace.
+		if spec.Args != nil || len(spec.Writable) == 0 {
+			spec.Dir, err = os.Getwd()
+			if err != nil {
+				return nil, fmt.Errorf("failed to read the working directory: %w", err)
+			}
+		} else {
+			spec.Dir = spec.Writable[0]
+		}
 	}
 	if err := checkHardLinks(spec.Writable, spec.MaxScan); err != nil {
 		return nil, err

@@ -12,7 +12,8 @@ type Spec struct {
 	// workspace). [Start] adds a private tmp of its own.
 	Writable []string `json:"writable"`
 	// Dir is the working directory of the program; empty means the
-	// first writable directory.
+	// wrapper's own for confinement (Args set), else the first writable
+	// directory.
 	Dir string `json:"dir"`
 	// Args is the program and its arguments for confinement (narrowd exec
 	// --confine). Empty means held mode: the sandbox reports ready and

@@ -42,7 +42,8 @@ func encodeSandbox(agent string, call rules.Call, d rules.Decision, rewrite stri
 				HookEventName: "PreToolUse", PermissionDecision: "allow", UpdatedInput: rewritten(call, rewrite),
 			}})}
 		case Gemini:
-			return Reply{Stdout: mustJSON(geminiRewrite{Decision: "allow", Reason: sandboxAllowReason(d),
+			// Exactly the proven shape: no reason beside the allow.
+			return Reply{Stdout: mustJSON(geminiRewrite{Decision: "allow",
 				Specific: geminiRewriteSpecific{ToolInput: map[string]any{shellField: rewrite}}})}
 		case Copilot:
 			if call.Event != "PreToolUse" { // camelCase preToolUse names no event
@@ -85,7 +86,6 @@ type claudeRewriteSpecific struct {
 
 type geminiRewrite struct {
 	Decision string                `json:"decision"`
-	Reason   string                `json:"reason,omitempty"`
 	Specific geminiRewriteSpecific `json:"hookSpecificOutput"`
 }
 
