@@ -159,7 +159,7 @@ func (e *Engine) JudgeAs(id string, call rules.Call, sess rules.Session) (v rule
 	if entry == nil {
 		v.Evidence = []rules.Evidence{{
 			Kind: "unlabelled", Strength: rules.Proven, Subject: key,
-			Detail: "no labels are recorded for this tool (absent is unknown)", Effect: "none",
+			Detail: e.unlabelledWhy(call), Effect: "none",
 		}}
 		in.Evidence = v.Evidence
 		v.Decision = e.profile.Decide(in)

@@ -272,3 +272,32 @@ func BenchmarkJudgeMCP(b *testing.B) {
 		e.Judge(call, rules.Session{Known: true})
 	}
 }
+
+// TestMCPUnlabelledWhy: the evidence of an unlabelled MCP call says why,
+// and none of these calls has a ceiling.
+func TestMCPUnlabelledWhy(t *testing.T) {
+	reg := mcp.NewRegistry()
+	reg.Update([]mcp.Listing{
+		{Server: mcp.Server{Agent: "claude", Name: "notes"}, Tools: []mcp.Tool{{Name: "read_note", Key: "notes/read_note", DefHash: strings.Repeat("b", 64)}, {Name: "other", Key: "notes/other", DefHash: strings.Repeat("c", 64)}}},
+		{Server: mcp.Server{Agent: "cursor", Name: "one"}, Tools: []mcp.Tool{{Name: "x", Key: "one/x", DefHash: strings.Repeat("d", 64)}}},
+		{Server: mcp.Server{Agent: "cursor", Name: "two"}, Tools: []mcp.Tool{{Name: "x", Key: "two/x", DefHash: strings.Repeat("e", 64)}}},
+	}, time.Now())
+	labels := filepath.Join(t.TempDir(), "labels.toml")
+	os.WriteFile(labels, []byte(fmt.Sprintf(notesLabels, strings.Repeat("a", 64))), 0o600)
+	e, err := NewEngine(EngineConfig{LabelFiles: []string{labels}, MCP: reg, NoDisk: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ agent, tool, want string }{
+		{"claude", "mcp__notes__read_note", "labels are recorded for another definition of notes/read_note"},
+		{"claude", "mcp__notes__other", "nobody labelled notes/other at def_hash " + strings.Repeat("c", 64)},
+		{"claude", "mcp__ghost__read", "has not discovered this MCP tool"},
+		{"cursor", "MCP:x", "several definitions could be meant"},
+	}
+	for _, tt := range tests {
+		v := e.Judge(rules.Call{Agent: tt.agent, Phase: rules.PreTool, Cwd: "/w", Workspaces: []string{"/w"}, Tool: tt.tool, Input: map[string]any{"path": "/w/a"}}, rules.Session{Known: true})
+		if v.Ceiling != nil || v.Decision.Outcome == rules.Allow || len(v.Evidence) != 1 || !strings.Contains(v.Evidence[0].Detail, tt.want) {
+			t.Errorf("%s %s: %s, ceiling %v, evidence %+v; want %q", tt.agent, tt.tool, v.Decision.Outcome, v.Ceiling, v.Evidence, tt.want)
+		}
+	}
+}

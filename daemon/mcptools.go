@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -147,4 +148,33 @@ func (s *Server) mcpStatus() *MCPStatus {
 		st.Tools = append(st.Tools, MCPToolStatus{Key: t.Key, DefHash: t.DefHash, State: e.MCPLabelState(t.Key, t.DefHash)})
 	}
 	return st
+}
+
+// unlabelledWhy says why a call's tool has no labels, for the evidence a
+// person reads: for MCP tools, whether discovery has not seen it, sees
+// several definitions, or sees a definition nobody labelled, perhaps
+// because it changed.
+func (e *Engine) unlabelledWhy(call rules.Call) string {
+	const plain = "no labels are recorded for this tool (absent is unknown)"
+	if e.cfg.MCP == nil {
+		return plain
+	}
+	key, hash, ok := e.cfg.MCP.Resolve(call.Agent, call.Tool, callDir(call))
+	switch {
+	case key == "":
+		if _, _, isMCP := mcpName(call.Agent, call.Tool); isMCP {
+			return "narrowd has not discovered this MCP tool in the agent's configuration, so its definition is unknown (absent is unknown)"
+		}
+		return plain
+	case !ok:
+		return "several definitions could be meant by this name, so none of their labels apply"
+	}
+	if _, builtin := e.catalog.Lookup(call.Agent, call.Tool); builtin {
+		return "this name is both a built-in tool and an MCP tool, so narrowd cannot tell which runs"
+	}
+	switch {
+	case len(e.catalog.History(key)) > 0:
+		return fmt.Sprintf("labels are recorded for another definition of %s; this one (def_hash %s) changed since and nobody reviewed it (spec §1): narrowd label %s", key, hash, key)
+	}
+	return fmt.Sprintf("nobody labelled %s at def_hash %s (absent is unknown): narrowd label %s", key, hash, key)
 }
