@@ -6,8 +6,11 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -285,3 +288,87 @@ func TestSandboxAsksWithoutTickets(t *testing.T) {
 }
 
 func first(r agent.Reply, _ string) agent.Reply { return r }
+
+// TestTicketUnprivilegedEndToEnd runs the whole flow as a user without
+// root, with the real binary for the daemon, the hook and the wrapper:
+// the daemon must verify, from outside and with no capability, a sandbox
+// in a user namespace it does not own by ancestry but by uid.
+func TestTicketUnprivilegedEndToEnd(t *testing.T) {
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("SKIPPING: this kernel has no Landlock")
+	}
+	bin := narrowdBinary(t)
+	var cred *syscall.Credential
+	uid, gid := os.Getuid(), os.Getgid()
+	if uid == 0 {
+		u, err := user.Lookup("narrowd-test")
+		if err != nil {
+			if out, err := exec.Command("useradd", "-r", "-M", "-s", "/usr/sbin/nologin", "narrowd-test").CombinedOutput(); err != nil {
+				t.Fatalf("running as root and cannot create the unprivileged user narrowd-test: %v\n%s", err, out)
+			}
+			if u, err = user.Lookup("narrowd-test"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		uid, _ = strconv.Atoi(u.Uid)
+		gid, _ = strconv.Atoi(u.Gid)
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+	}
+	dir := shortDir(t)
+	os.Chmod(dir, 0o755)
+	own := func(p string) {
+		if err := os.Chown(p, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ubin := filepath.Join(dir, "narrowd")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ubin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(dir, "home")
+	ws := filepath.Join(dir, "ws")
+	for _, d := range []string{home, ws} {
+		os.Mkdir(d, 0o755)
+		own(d)
+	}
+	os.WriteFile(filepath.Join(ws, "Makefile"), []byte("all:\n\t@echo ran >> log.txt; id -u >> log.txt\n"), 0o644)
+	own(filepath.Join(ws, "Makefile"))
+	sock := filepath.Join(home, "run", "narrowd.sock")
+	as := func(name string, args ...string) *exec.Cmd {
+		c := exec.Command(name, args...)
+		c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_RUNTIME_DIR=", "XDG_STATE_HOME=" + filepath.Join(home, "state")}
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		return c
+	}
+	serve := as(ubin, "serve", "--socket", sock, "--state-dir", filepath.Join(home, "state"), "--audit-dir", filepath.Join(home, "audit"))
+	serve.Stderr = testWriter{t}
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
+	waitSocket(t, sock)
+
+	hook := as(ubin, "hook", "--socket", sock, "claude")
+	hook.Stdin = bytesReader(claudeAt(ws, "s1", "toolu_1", "make"))
+	out, err := hook.Output()
+	if err != nil {
+		t.Fatalf("hook: %v", err)
+	}
+	rewrite := rewriteOf(t, agent.Reply{Stdout: out})
+	run := as("bash", "-c", rewrite)
+	run.Dir = "/"
+	if out, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("narrowd exec as uid %d: %v\n%s", uid, err, out)
+	}
+	b, _ := os.ReadFile(filepath.Join(ws, "log.txt"))
+	if !strings.HasPrefix(string(b), "ran\n") {
+		t.Errorf("log.txt = %q, want the command's run", b)
+	}
+	if again, err := as("bash", "-c", rewrite).CombinedOutput(); err == nil {
+		t.Errorf("the replayed ticket ran: %s", again)
+	}
+}
