@@ -33,10 +33,17 @@ func codexWorldBare(t *testing.T, opt WorldOptions) (*World, string) {
 	bin := needClient(t, codexClient)
 	w := NewWorld(t, opt)
 	w.Model.HandleOpenAI()
+	writeCodexConfig(w, "never", "danger-full-access")
+	return w, bin
+}
+
+// writeCodexConfig writes the user's config.toml with an approval policy
+// and a sandbox mode.
+func writeCodexConfig(w *World, approval, sandbox string) {
 	cfg := `model = "gpt-5.5"
 model_provider = "fake"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
+approval_policy = "` + approval + `"
+sandbox_mode = "` + sandbox + `"
 
 [model_providers.fake]
 name = "fake"
@@ -51,18 +58,18 @@ trust_level = "trusted"
 enabled = false
 `
 	w.WriteFile(filepath.Join(w.Home, ".codex", "config.toml"), cfg)
-	return w, bin
 }
 
 // runCodex runs `codex exec` headless on one scenario in the project and
-// returns what it printed. A run that fails or times out fails the test.
-func runCodex(t *testing.T, w *World, bin string, sc Scenario) Result {
+// returns what it printed, with extra flags for codex exec. A run that
+// fails or times out fails the test.
+func runCodex(t *testing.T, w *World, bin string, sc Scenario, extra ...string) Result {
 	t.Helper()
 	w.Model.Add(sc)
+	args := append([]string{"exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust"}, extra...)
 	res := w.Exec(Run{
-		Bin: bin,
-		Args: []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
-			"SCENARIO=" + sc.Name + " CWD=" + w.Project + " go"},
+		Bin:     bin,
+		Args:    append(args, "SCENARIO="+sc.Name+" CWD="+w.Project+" go"),
 		Env:     []string{"CODEX_HOME=" + filepath.Join(w.Home, ".codex"), "FAKE_API_KEY=dummy"},
 		Timeout: 90 * time.Second,
 	})
@@ -526,6 +533,81 @@ func TestCodexParallelCalls(t *testing.T) {
 	for i, outcome := range []string{"allow", "deny", "allow"} {
 		if recs := w.AuditFor("call_" + CallID(0, i)); len(recs) != 1 || recs[0].Outcome != outcome {
 			t.Errorf("call %d audit = %+v, want one %s", i, recs, outcome)
+		}
+	}
+}
+
+// TestCodexPromptsAvoided: the one place narrowd really spares a person a
+// prompt. With approval on request (and --approve-for-me, the headless
+// way to let exec ask), a command the model runs with escalated
+// permissions makes Codex ask first: narrowd abstains at PreToolUse for a
+// call it would allow, answers Codex's PermissionRequest with allow, and
+// counts a prompt avoided; a call it would not allow is refused at
+// PreToolUse and never reaches a permission request. The counters must
+// equal exactly that, and no approval ever reaches Codex's own reviewer
+// (which would be a request to the model).
+func TestCodexPromptsAvoided(t *testing.T) {
+	t.Parallel()
+	w, bin := codexWorld(t, WorldOptions{})
+	writeCodexConfig(w, "on-request", "workspace-write")
+	w.Start()
+	escalated := func(cmd string) ToolCall {
+		b, _ := json.Marshal(map[string]string{"cmd": cmd, "sandbox_permissions": "require_escalated", "justification": "scripted"})
+		return ToolCall{Name: "exec_command", Input: string(b)}
+	}
+	sc := Scenario{Name: "codex-avoided", Turns: []Turn{
+		{Calls: []ToolCall{escalated("ls")}},
+		{Calls: []ToolCall{escalated("cat README.md")}},
+		{Calls: []ToolCall{escalated("printf 'x\\n' > notes.txt")}},
+		{Calls: []ToolCall{escalated("rm main.go")}},
+	}}
+	runCodex(t, w, bin, sc, "--approve-for-me")
+	last := w.Model.Last(sc.Name)
+	// Codex's PermissionRequest payload carries no tool-call id: its
+	// records are matched by order and command.
+	var perms []AuditRecord
+	for _, r := range w.Audit() {
+		if r.Event == "PermissionRequest" {
+			perms = append(perms, r)
+		}
+	}
+	if len(perms) != 3 {
+		t.Errorf("permission requests in the audit: %+v, want 3", perms)
+	}
+	for i, want := range []string{"main.go", "second line", ""} {
+		if res, _ := last.Result(i, 0); !strings.Contains(res.Text, want) || strings.Contains(res.Text, "blocked") || strings.Contains(res.Text, "rejected") {
+			t.Errorf("turn %d result = %q, want it to have run", i, res.Text)
+		}
+		pre := w.AuditFor(codexID(i))
+		if len(pre) != 1 || pre[0].Event != "PreToolUse" || pre[0].Answer != "abstain" {
+			t.Errorf("turn %d pre-tool audit = %+v, want one abstain", i, pre)
+			continue
+		}
+		if i < len(perms) {
+			p := perms[i]
+			if p.Summary != pre[0].Summary || p.Answer != "allow" || !p.PromptAvoided {
+				t.Errorf("turn %d permission request audit = %+v, want an allow of %q that avoided a prompt", i, p, pre[0].Summary)
+			}
+		}
+	}
+	mustExist(t, filepath.Join(w.Project, "notes.txt"), "x\n")
+	mustExist(t, filepath.Join(w.Project, "main.go"), "")
+	if recs := w.AuditFor(codexID(3)); len(recs) != 1 || recs[0].Event != "PreToolUse" || recs[0].Outcome != "ask" {
+		t.Errorf("rm audit = %+v, want one refusal at PreToolUse and no permission request", recs)
+	}
+	recs := checkAgentMetrics(t, w, "codex", 7)
+	avoided := 0
+	for _, r := range recs {
+		if r.PromptAvoided {
+			avoided++
+		}
+	}
+	if avoided != 3 {
+		t.Errorf("%d prompts avoided in the audit, want 3", avoided)
+	}
+	for _, r := range w.Model.Requests("") {
+		if r.Scenario != sc.Name {
+			t.Errorf("a request outside the scenario reached the model (Codex's own reviewer?): %s %s", r.Path, r.Body)
 		}
 	}
 }
