@@ -107,6 +107,9 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 
 	uid, gid := os.Getuid(), os.Getgid()
 	cmd := exec.Command(self, StageArgs("net")...)
+	// Keep the caller's argv[0]: a multi-call binary (a test binary run
+	// as narrowd) dispatches on it.
+	cmd.Args[0] = os.Args[0]
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{specR, statusW, releaseR}
