@@ -339,3 +339,31 @@ func BenchmarkJudgeSnapshot(b *testing.B) {
 		})
 	}
 }
+
+// TestSnapshotMvUndo: a rename is asked about (two files change), but the
+// snapshot is held, so once a person approved it undo brings the old
+// name back and removes the new one.
+func TestSnapshotMvUndo(t *testing.T) {
+	w := newSnapWorld(t, snapshot.Budget{})
+	e, err := NewEngine(EngineConfig{Snapshots: w.store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := snapshot.NewID()
+	v := e.JudgeAs(id, w.call("Bash", bash("mv a.txt renamed.txt")), rules.Session{Known: true})
+	if v.Decision.Outcome != rules.Ask || snapshotCount(v) != 2 {
+		t.Fatalf("%s by %s with %d snapshot records", v.Decision.Outcome, v.Decision.Rule, snapshotCount(v))
+	}
+	if err := os.Rename(filepath.Join(w.ws, "a.txt"), filepath.Join(w.ws, "renamed.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.store.Restore(id, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(w.ws, "a.txt")); err != nil || string(got) != "a\n" {
+		t.Errorf("a.txt = %q, %v", got, err)
+	}
+	if _, err := os.Lstat(filepath.Join(w.ws, "renamed.txt")); !os.IsNotExist(err) {
+		t.Errorf("renamed.txt still there: %v", err)
+	}
+}

@@ -46,7 +46,16 @@ func WriteTargets(a *parse.Analysis, cwd string, ps Paths) ([]Target, bool) {
 				continue
 			}
 			worst = max(worst, pa.Access)
-			t, ok := target(cwd, ps, pa.Word, pa.Recursive)
+			recursive := pa.Recursive
+			if p.Name == "mv" && pa.Access == parse.Overwrite && len(a.Programs) == 1 {
+				// mv leaves a tree at its destination only when a
+				// source is a directory, and a directory source has no
+				// snapshot, so the destination of a snapshotted mv is
+				// at most one file. Alone only: an earlier part of the
+				// command could make the source a new directory.
+				recursive = false
+			}
+			t, ok := target(cwd, ps, pa.Word, recursive)
 			if !ok {
 				return nil, false
 			}
