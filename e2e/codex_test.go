@@ -611,3 +611,19 @@ func TestCodexPromptsAvoided(t *testing.T) {
 		}
 	}
 }
+
+// TestCodexSandbox: a build narrowd's profile sends to its sandbox
+// (run-repo-code) reaches real Codex as a rewrite to `narrowd exec
+// --ticket`, and runs confined: the workspace write lands, a write
+// outside the workspace and a connection to the loopback sink fail.
+func TestCodexSandbox(t *testing.T) {
+	t.Parallel()
+	w, bin := codexWorld(t, WorldOptions{})
+	sink := writeSandboxProbe(t, w)
+	w.Start()
+	sc := Scenario{Name: "codex-sandbox", Turns: []Turn{{Calls: []ToolCall{shell("make")}}}}
+	runCodex(t, w, bin, sc)
+	res, _ := w.Model.Last(sc.Name).Result(0, 0)
+	checkSandboxProbe(t, w, sink, res)
+	wantAudit(t, w, codexID(0), "PreToolUse", "sandbox", "sandbox")
+}

@@ -510,3 +510,20 @@ func TestGeminiParallelCalls(t *testing.T) {
 		t.Errorf("pre-tool outcomes %v, want %v", outcomes, want)
 	}
 }
+
+// TestGeminiSandbox: a build narrowd's profile sends to its sandbox
+// (run-repo-code) reaches real Gemini CLI as a rewrite of the shell
+// command to `narrowd exec --ticket`, and runs confined: the workspace
+// write lands, a write outside the workspace and a connection to the
+// loopback sink fail.
+func TestGeminiSandbox(t *testing.T) {
+	t.Parallel()
+	w, bin := geminiWorld(t, WorldOptions{})
+	sink := writeSandboxProbe(t, w)
+	w.Start()
+	sc := Scenario{Name: "gemini-sandbox", Turns: []Turn{{Calls: []ToolCall{gshell("make")}}}}
+	runGemini(t, w, bin, sc)
+	res := geminiResults(t, w, sc)[0]
+	checkSandboxProbe(t, w, sink, res)
+	wantPreTool(t, w, "sandbox")
+}

@@ -82,7 +82,8 @@ func readFile(path string) string {
 }
 
 // checkAgentMetrics scrapes the daemon's /metrics over HTTP and checks the
-// agent's counters against the audit log, one record per answered call:
+// agent's counters against the audit log, one record per answered hook
+// call:
 // narrowd_decisions_total{agent,tool,outcome} counts exactly the records'
 // answers by tool, narrowd_prompts_avoided_total and
 // narrowd_prompts_avoided_estimate_total exactly the records marked so.
@@ -94,7 +95,8 @@ func checkAgentMetrics(t *testing.T, w *World, agentName string, calls int) []Au
 	want, wantAvoided, wantEstimate := map[key]float64{}, map[string]float64{}, map[string]float64{}
 	var recs []AuditRecord
 	for _, r := range w.Audit() {
-		if r.Agent != agentName {
+		if r.Agent != agentName || r.Answer == "exec" || r.Answer == "exec-refused" {
+			// narrowd exec's records are not hook answers.
 			continue
 		}
 		recs = append(recs, r)
@@ -148,4 +150,40 @@ func checkAgentMetrics(t *testing.T, w *World, agentName string, calls int) []Au
 	same("narrowd_prompts_avoided_total", wantAvoided, gotAvoided)
 	same("narrowd_prompts_avoided_estimate_total", wantEstimate, gotEstimate)
 	return recs
+}
+
+// writeSandboxProbe puts a Makefile in the project whose build writes a
+// workspace file, tries a file outside the workspace and tries the
+// loopback sink it returns: what narrowd's sandbox must allow and refuse.
+func writeSandboxProbe(t *testing.T, w *World) *Sink {
+	t.Helper()
+	sink := NewSink(t, "reached\n")
+	w.WriteFile(filepath.Join(w.Project, "Makefile"), "all:\n"+
+		"\techo built > built.txt\n"+
+		"\t-echo escaped > "+filepath.Join(w.Outside, "escaped.txt")+"\n"+
+		"\tcurl -s -m 5 "+sink.URL+"/from-make || echo NO-NETWORK\n")
+	return sink
+}
+
+// checkSandboxProbe checks what the sandboxed build did, on disk, at the
+// sink and in the tool result the client sent back to the model.
+func checkSandboxProbe(t *testing.T, w *World, sink *Sink, res ToolResult) {
+	t.Helper()
+	mustExist(t, filepath.Join(w.Project, "built.txt"), "built\n")
+	mustNotExist(t, filepath.Join(w.Outside, "escaped.txt"))
+	if hits := sink.Hits(); len(hits) != 0 {
+		t.Errorf("the sandboxed build reached the loopback sink: %v", hits)
+	}
+	if !strings.Contains(res.Text, "NO-NETWORK") {
+		t.Errorf("tool result = %+v, want the build's output with its failed connection", res)
+	}
+	var execs int
+	for _, r := range w.Audit() {
+		if r.Answer == "exec" && r.Outcome == "allow" {
+			execs++
+		}
+	}
+	if execs != 1 {
+		t.Errorf("%d audit records of a released sandbox ticket, want 1", execs)
+	}
 }
