@@ -7,8 +7,11 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -141,7 +144,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 // files are.
 func mcpDiscovery(e env, projects []string, interval time.Duration, log *slog.Logger) *mcp.Discovery {
 	var launcher mcp.Launcher = mcp.NamespaceLauncher{}
-	if exe, err := os.Executable(); err == nil {
+	if exe, err := selfPath(); err == nil {
 		launcher = mcp.ExecLauncher{Narrowd: exe}
 	}
 	return &mcp.Discovery{
@@ -154,6 +157,21 @@ func mcpDiscovery(e env, projects []string, interval time.Duration, log *slog.Lo
 		Interval: interval,
 		Logger:   log,
 	}
+}
+
+// selfPath is this program as it was started: argv[0], found on PATH
+// when it has no slash. It is not os.Executable, which resolves links: a
+// multi-call binary (the test binary behind testscript's narrowd) would
+// lose the name it dispatches on.
+func selfPath() (string, error) {
+	p := os.Args[0]
+	if !strings.ContainsRune(p, '/') {
+		var err error
+		if p, err = exec.LookPath(p); err != nil {
+			return os.Executable()
+		}
+	}
+	return filepath.Abs(p)
 }
 
 // serveOn opens the listeners (or takes systemd's socket) and serves.
