@@ -85,7 +85,7 @@ func TestCorpusWithSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type count struct{ total, with, without int }
+	type count struct{ total, with, without, held int }
 	counts := map[string]*count{}
 	var newly []string
 	for _, e := range entries {
@@ -113,6 +113,9 @@ func TestCorpusWithSnapshots(t *testing.T) {
 		if allowedBefore {
 			c.without++
 		}
+		if snapshotCount(v) > 0 {
+			c.held++
+		}
 		switch {
 		case allowed && (e.Expect == "dangerous" || e.Expect == "network" || e.Expect == "runs-code"):
 			t.Errorf("%s %q (%s) allowed with a snapshot store by %s", e.ID, e.Command, e.Expect, v.Decision.Rule)
@@ -132,7 +135,7 @@ func TestCorpusWithSnapshots(t *testing.T) {
 	sort.Strings(classes)
 	for _, k := range classes {
 		c := counts[k]
-		t.Logf("%-16s allowed %3d of %4d with a snapshot store, %3d without", k, c.with, c.total, c.without)
+		t.Logf("%-16s allowed %3d of %4d with a snapshot store, %3d without; a snapshot held for %d", k, c.with, c.total, c.without, c.held)
 	}
 	for _, n := range newly {
 		t.Logf("newly allowed: %s", n)
