@@ -204,3 +204,37 @@ func TestDiscoveryBounds(t *testing.T) {
 		t.Errorf("listed %d, refused %d; want 2 and 1", listed, refused)
 	}
 }
+
+// TestDiscoveryRunWatchesConfig: a configuration file that appears after
+// the daemon started (in a directory that did not exist) starts a round
+// at once, without waiting for the schedule.
+func TestDiscoveryRunWatchesConfig(t *testing.T) {
+	home := t.TempDir()
+	exe, _ := os.Executable()
+	d := &Discovery{Locations: Locations{Home: home}, Lister: &Lister{Limits: Limits{Timeout: 5 * time.Second}}, Registry: NewRegistry(), Interval: time.Hour}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		d.Run(ctx)
+		close(done)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	waitUntil(t, func() bool { return d.Registry.Snapshot().Rounds >= 1 })
+	writeFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers":{"notes":{"command":`+quote(exe)+`,"env":{"NARROWD_TEST_MCP":"notes"}}}}`)
+	waitUntil(t, func() bool {
+		_, _, ok := d.Registry.Resolve("cursor", "MCP:read_note", "/")
+		return ok
+	})
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 30 s")
+		}
+	}
+}
