@@ -63,15 +63,16 @@ func (e *Engine) mayPreserve(id string, call rules.Call) bool {
 // evidence: one established record per file, each narrowing
 // reversibility. It gives nothing when the list of targets is not
 // complete, when the call may also send or spend (a copy of the files
-// restores none of that), when anything raised a label (a sensitive name
-// or a link that leaves the workspace), or when the store refuses or
+// restores none of that), when a part of it reaches outside the
+// workspace (ln /etc/shadow x), when anything raised a label (a sensitive
+// name or a link that leaves the workspace), or when the store refuses or
 // fails: then no snapshot is held and the labels stay.
 func (e *Engine) preserve(id string, targets []proofs.Target, complete bool, ceiling rules.Labels, ev []rules.Evidence) []rules.Evidence {
 	if !complete || len(targets) == 0 {
 		return nil
 	}
 	pre := proofs.Narrow(ceiling, ev)
-	if pre.Get(rules.Egress) != 0 || pre.Get(rules.Financial) != 0 || pre.Facts[rules.OpenWorld] {
+	if pre.Get(rules.Egress) != 0 || pre.Get(rules.Financial) != 0 || pre.Get(rules.Scope) == rules.Scope.Max() || pre.Facts[rules.OpenWorld] {
 		return nil
 	}
 	for _, x := range ev {

@@ -108,6 +108,8 @@ func TestSnapshotEvidence(t *testing.T) {
 		{"write outside the workspace", "Bash", func(w snapWorld) map[string]any {
 			return bash("cp a.txt " + filepath.Join(w.outside, "x"))
 		}, snapshot.Budget{}, 0, "ask no-match", "ask no-match"},
+		{"hard link of a file outside into the workspace", "Bash", func(snapWorld) map[string]any { return bash("ln /etc/hostname host.txt") }, snapshot.Budget{},
+			0, "ask no-match", "ask no-match"},
 		{"hard link to a file outside", "Bash", func(snapWorld) map[string]any { return bash("cp a.txt hard.txt") }, snapshot.Budget{},
 			0, "ask no-match", "ask no-match"},
 		{"hard link through the Write tool", "Write", func(w snapWorld) map[string]any {
