@@ -392,7 +392,12 @@ func lockStage() error {
 	if err := selfCheck(); err != nil {
 		return err
 	}
+	// The released text is bash's to run; /bin/bash first, so a PATH
+	// from the agent's environment does not pick the interpreter.
 	prog, args := "bash", []string{"bash", "-c"}
+	if _, err := os.Stat("/bin/bash"); err == nil {
+		prog = "/bin/bash"
+	}
 	if spec.Args != nil {
 		if len(spec.Args) == 0 || spec.Args[0] == "" {
 			return errors.New("no program to run")
