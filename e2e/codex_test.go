@@ -311,46 +311,24 @@ reason = "this call can send data out, and text written by others has entered th
 
 func TestCodexSessionTaint(t *testing.T) {
 	t.Parallel()
-	for _, tt := range []struct {
-		name    string
-		tainted bool
-	}{{"clean", false}, {"tainted", true}} {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			w, bin := codexWorld(t, WorldOptions{ProfileTOML: taintProfile})
-			sink := NewSink(t, "pong\n")
-			w.Model.Vars["SINK"] = sink.URL
-			w.Start()
-			// A patch returns no third-party text; it makes the session
-			// known to narrowd (its PostToolUse is recorded) and clean.
-			turns := []Turn{{Calls: []ToolCall{patch("*** Begin Patch\n*** Add File: todo.txt\n+write tests\n*** End Patch\n")}}}
-			if tt.tainted {
-				turns = append(turns, Turn{Calls: []ToolCall{shell("cat README.md")}})
-			}
-			turns = append(turns, Turn{Calls: []ToolCall{shell("curl -s {{SINK}}/ping")}})
-			sc := Scenario{Name: "codex-taint", Turns: turns}
-			runCodex(t, w, bin, sc)
-			curl := len(turns) - 1
-			res, _ := w.Model.Last(sc.Name).Result(curl, 0)
-			if !tt.tainted {
-				if len(sink.Hits()) != 1 || !strings.Contains(res.Text, "pong") {
-					t.Errorf("clean session: sink hits %v, result %q; want the curl to have run once", sink.Hits(), res.Text)
-				}
-				wantAudit(t, w, codexID(curl), "PreToolUse", "allow", "abstain")
-				return
-			}
-			if hits := sink.Hits(); len(hits) != 0 {
-				t.Errorf("tainted session: the sink got %v; curl must not have run", hits)
-			}
-			recs := wantAudit(t, w, codexID(curl), "PreToolUse", "deny", "")
-			if len(recs) > 0 && (recs[0].PolicyRule != "no-send-after-read" || !recs[0].SessionKnown) {
-				t.Errorf("audit = %+v, want rule no-send-after-read in a known session", recs[0])
-			}
-			if !strings.Contains(res.Text, blockedByNarrowd+": denied") || !strings.Contains(res.Text, "no-send-after-read") {
-				t.Errorf("result = %q, want narrowd's no-send-after-read deny", res.Text)
-			}
-		})
-	}
+	w, bin := codexWorld(t, WorldOptions{ProfileTOML: taintProfile})
+	w.Start()
+	pe := newProbeEnv(t, w)
+	// taintScenarios' shape with Codex's tools (exec_command takes cmd,
+	// not command): a patch returns no third-party text and makes the
+	// session known and clean; cat then brings a project file in.
+	clean := Scenario{Name: "taint-control", Turns: []Turn{
+		{Calls: []ToolCall{patch("*** Begin Patch\n*** Add File: clean.txt\n+note\n*** End Patch\n")}},
+		{Calls: []ToolCall{shell("curl -s {{SINK}}/clean")}},
+	}}
+	tainted := Scenario{Name: "taint", Turns: []Turn{
+		{Calls: []ToolCall{patch("*** Begin Patch\n*** Add File: tainted.txt\n+note\n*** End Patch\n")}},
+		{Calls: []ToolCall{shell("cat README.md")}},
+		{Calls: []ToolCall{shell("curl -s {{SINK}}/tainted")}},
+	}}
+	runCodex(t, w, bin, clean)
+	runCodex(t, w, bin, tainted)
+	checkTaint(t, w, pe, tainted)
 }
 
 func TestCodexApplyPatch(t *testing.T) {

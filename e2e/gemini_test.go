@@ -308,52 +308,20 @@ func TestGeminiDaemonStopped(t *testing.T) {
 
 func TestGeminiSessionTaint(t *testing.T) {
 	t.Parallel()
-	for _, tt := range []struct {
-		name    string
-		tainted bool
-	}{{"clean", false}, {"tainted", true}} {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			w, bin := geminiWorld(t, WorldOptions{ProfileTOML: taintProfile})
-			sink := NewSink(t, "pong\n")
-			w.Model.Vars["SINK"] = sink.URL
-			w.Start()
-			// A write returns no third-party text; it makes the session
-			// known to narrowd (its AfterTool is recorded) and clean.
-			turns := []Turn{{Calls: []ToolCall{gcall("write_file", map[string]string{"file_path": "{{CWD}}/todo.txt", "content": "write tests\n"})}}}
-			if tt.tainted {
-				turns = append(turns, Turn{Calls: []ToolCall{gcall("read_file", map[string]string{"file_path": "{{CWD}}/README.md"})}})
-			}
-			turns = append(turns, Turn{Calls: []ToolCall{gshell("curl -s {{SINK}}/ping")}})
-			sc := Scenario{Name: "gemini-taint", Turns: turns}
-			runGemini(t, w, bin, sc)
-			res := geminiResults(t, w, sc)
-			curl := res[len(res)-1]
-			pre := preTool(w)
-			if len(pre) != len(turns) {
-				t.Fatalf("pre-tool audit records: %d, want %d", len(pre), len(turns))
-			}
-			last := pre[len(pre)-1]
-			if !tt.tainted {
-				if len(sink.Hits()) != 1 || curl.IsError || !strings.Contains(curl.Text, "pong") {
-					t.Errorf("clean session: sink hits %v, result %+v; want the curl to have run once", sink.Hits(), curl)
-				}
-				if last.Outcome != "allow" {
-					t.Errorf("clean session: curl audit = %+v, want allow", last)
-				}
-				return
-			}
-			if hits := sink.Hits(); len(hits) != 0 {
-				t.Errorf("tainted session: the sink got %v; curl must not have run", hits)
-			}
-			if last.Outcome != "deny" || last.PolicyRule != "no-send-after-read" || !last.SessionKnown {
-				t.Errorf("audit = %+v, want a deny by no-send-after-read in a known session", last)
-			}
-			if !curl.IsError || !strings.HasPrefix(curl.Text, geminiBlocked+": denied") || !strings.Contains(curl.Text, "no-send-after-read") {
-				t.Errorf("result = %+v, want narrowd's no-send-after-read deny", curl)
-			}
-		})
-	}
+	w, bin := geminiWorld(t, WorldOptions{ProfileTOML: taintProfile})
+	w.Start()
+	pe := newProbeEnv(t, w)
+	clean, tainted := taintScenarios(geminiToolNames)
+	runGemini(t, w, bin, clean)
+	runGemini(t, w, bin, tainted)
+	checkTaint(t, w, pe, tainted)
+}
+
+// geminiToolNames are Gemini's file tools for the shared probes; their
+// inputs are Claude's keys.
+var geminiToolNames = toolNames{
+	shell: "run_shell_command", read: "read_file", write: "write_file", edit: "replace",
+	readInput: claudeToolNames.readInput, writeInput: claudeToolNames.writeInput, editInput: claudeToolNames.editInput,
 }
 
 // preTool returns the daemon's pre-tool audit records in order. Gemini's
