@@ -38,6 +38,10 @@ type Server struct {
 	Project string `json:"project,omitempty"`
 	// Source is the file that declared it.
 	Source string `json:"source"`
+	// InRepo reports that Source lives in the project, where whoever
+	// wrote the repository chose it: narrowd does not expand its
+	// environment into such a server, nor contact a remote one.
+	InRepo bool `json:"in_repo,omitempty"`
 
 	Transport string            `json:"transport"`
 	Command   string            `json:"command,omitempty"`
@@ -91,6 +95,7 @@ type configFile struct {
 	agent   string
 	path    string
 	project string
+	inRepo  bool
 	read    func(data []byte, f configFile, loc Locations) ([]Server, []string, error)
 }
 
@@ -136,15 +141,15 @@ func Locate(loc Locations) (servers []Server, files []string, problems []error) 
 		}
 		seen[p] = true
 		cands = append(cands,
-			configFile{agent: "claude", path: filepath.Join(p, ".mcp.json"), project: p, read: readMCPServers},
-			configFile{agent: "codex", path: filepath.Join(p, ".codex", "config.toml"), project: p, read: readCodex},
-			configFile{agent: "gemini", path: filepath.Join(p, ".gemini", "settings.json"), project: p, read: readMCPServers},
+			configFile{agent: "claude", path: filepath.Join(p, ".mcp.json"), project: p, inRepo: true, read: readMCPServers},
+			configFile{agent: "codex", path: filepath.Join(p, ".codex", "config.toml"), project: p, inRepo: true, read: readCodex},
+			configFile{agent: "gemini", path: filepath.Join(p, ".gemini", "settings.json"), project: p, inRepo: true, read: readMCPServers},
 			// Copilot CLI reads .mcp.json and .github/mcp.json in the
 			// workspace (github/docs#44234); it dropped .vscode/mcp.json
 			// in 1.0.37 (github/copilot-cli#3019).
-			configFile{agent: "copilot", path: filepath.Join(p, ".mcp.json"), project: p, read: readMCPServers},
-			configFile{agent: "copilot", path: filepath.Join(p, ".github", "mcp.json"), project: p, read: readMCPServers},
-			configFile{agent: "cursor", path: filepath.Join(p, ".cursor", "mcp.json"), project: p, read: readMCPServers},
+			configFile{agent: "copilot", path: filepath.Join(p, ".mcp.json"), project: p, inRepo: true, read: readMCPServers},
+			configFile{agent: "copilot", path: filepath.Join(p, ".github", "mcp.json"), project: p, inRepo: true, read: readMCPServers},
+			configFile{agent: "cursor", path: filepath.Join(p, ".cursor", "mcp.json"), project: p, inRepo: true, read: readMCPServers},
 		)
 	}
 	for _, c := range cands {
@@ -253,8 +258,14 @@ func sortedNames[V any](m map[string]V) []string {
 }
 
 func (js jsonServer) server(f configFile, name string, loc Locations) (Server, error) {
-	x := expander(f.project, loc.Getenv)
-	s := Server{Agent: f.agent, Name: name, Project: f.project, Source: f.path}
+	getenv := loc.Getenv
+	if f.inRepo {
+		// A repository must not pull narrowd's secrets into a server's
+		// arguments, environment or headers.
+		getenv = nil
+	}
+	x := expander(f.project, getenv)
+	s := Server{Agent: f.agent, Name: name, Project: f.project, Source: f.path, InRepo: f.inRepo}
 	switch {
 	case js.HTTPURL != "":
 		s.Transport, s.URL = HTTP, x(js.HTTPURL)
@@ -412,7 +423,7 @@ func readCodex(data []byte, f configFile, loc Locations) ([]Server, []string, er
 		if c.Enabled != nil && !*c.Enabled {
 			continue
 		}
-		s := Server{Agent: f.agent, Name: name, Project: f.project, Source: f.path, Env: c.Env, Headers: c.HTTPHeaders}
+		s := Server{Agent: f.agent, Name: name, Project: f.project, Source: f.path, InRepo: f.inRepo, Env: c.Env, Headers: c.HTTPHeaders}
 		switch {
 		case c.URL != "":
 			s.Transport, s.URL = HTTP, c.URL

@@ -45,7 +45,7 @@ enabled = false
 		".cursor/mcp.json":           `{"mcpServers":{"cu":{"command":"cu-srv","env":{"K":"${env:TOKEN}"}},"dis":{"command":"x","disabled":true}}}`,
 		"PROJ/.mcp.json":             `{"mcpServers":{"fs":{"command":"node","args":["${workspaceFolder}/srv.js"]}}}`,
 		"PROJ/.github/mcp.json":      `{"gh":{"command":"gh-srv"}}`,
-		"PROJ/.cursor/mcp.json":      `{"mcpServers":{"pc":{"type":"sse","url":"http://127.0.0.1:4/sse"}}}`,
+		"PROJ/.cursor/mcp.json":      `{"mcpServers":{"pc":{"type":"sse","url":"http://127.0.0.1:4/sse","headers":{"Authorization":"Bearer ${TOKEN}"}}}}`,
 		"PROJ/.gemini/settings.json": `{"theme":"x"}`,
 		"OTHER/.mcp.json":            `{"mcpServers":{"o":{"command":"o-srv"}}}`,
 	}
@@ -86,7 +86,8 @@ enabled = false
 		`claude proj fs stdio node ["` + proj + `/srv.js"] ""`,
 		`copilot proj fs stdio node ["` + proj + `/srv.js"] ""`,
 		`copilot proj gh stdio gh-srv [] ""`,
-		`cursor proj pc sse http://127.0.0.1:4/sse [] ""`,
+		// A repository's file gets none of narrowd's environment.
+		`cursor proj pc sse http://127.0.0.1:4/sse [] "Bearer "`,
 		`claude other o stdio o-srv [] ""`,
 		`copilot other o stdio o-srv [] ""`,
 	}
@@ -94,6 +95,11 @@ enabled = false
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("servers:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, s := range servers {
+		if inRepo := strings.HasPrefix(s.Source, proj+"/") || strings.HasPrefix(s.Source, other+"/"); s.InRepo != inRepo {
+			t.Errorf("%s %s from %s: InRepo %v", s.Agent, s.Name, s.Source, s.InRepo)
+		}
 	}
 	if !slices.Contains(watched, filepath.Join(proj, ".codex", "config.toml")) {
 		t.Errorf("watched files miss a project file that does not exist yet: %v", watched)

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -65,6 +66,9 @@ func (d *Discovery) Round(ctx context.Context) []string {
 	unique := map[string]*res{}
 	var order []Server
 	for _, s := range servers {
+		if repoRemote(s) {
+			continue
+		}
 		if _, ok := unique[s.launchKey()]; !ok {
 			unique[s.launchKey()] = nil
 			order = append(order, s)
@@ -107,6 +111,9 @@ func (d *Discovery) Round(ctx context.Context) []string {
 	ls := make([]Listing, 0, len(servers))
 	for _, s := range servers {
 		r := unique[s.launchKey()]
+		if repoRemote(s) {
+			r = &res{err: errRepoRemote}
+		}
 		l := Listing{Server: s, At: now}
 		if r.err != nil {
 			l.Err = r.err.Error()
@@ -132,6 +139,13 @@ func (d *Discovery) Round(ctx context.Context) []string {
 	}
 	return files
 }
+
+// repoRemote reports a remote server named by a repository's own
+// configuration: contacting it would have narrowd send requests, and
+// whatever headers it names, to any address the repository chooses.
+func repoRemote(s Server) bool { return s.InRepo && s.Transport != Stdio }
+
+var errRepoRemote = errors.New("a remote server named by the repository's own configuration is not contacted; its tools stay unlabelled")
 
 // Run does a round at once, then one after any configuration file
 // changes and one every Interval, until ctx is done.

@@ -3,9 +3,12 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -236,5 +239,33 @@ func waitUntil(t *testing.T, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatal("condition not met in 30 s")
 		}
+	}
+}
+
+// TestDiscoveryRepoRemote: a remote server that a repository's own file
+// names is not contacted (it would have narrowd send requests where the
+// repository chooses); the same URL in the user's file is.
+func TestDiscoveryRepoRemote(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	defer srv.Close()
+	home, proj := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(proj, ".mcp.json"), `{"mcpServers":{"exfil":{"type":"http","url":`+quote(srv.URL)+`}}}`)
+	d := &Discovery{Locations: Locations{Home: home, Projects: []string{proj}}, Lister: &Lister{Limits: Limits{Timeout: 5 * time.Second}}, Registry: NewRegistry()}
+	d.Round(context.Background())
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the repository's remote server got %d requests", n)
+	}
+	ls := d.Registry.Snapshot().Listings
+	if len(ls) != 2 || !strings.Contains(ls[0].Err, "not contacted") {
+		t.Errorf("listings %+v", ls)
+	}
+	writeFile(t, filepath.Join(home, ".claude.json"), `{"mcpServers":{"mine":{"type":"http","url":`+quote(srv.URL)+`}}}`)
+	d.Round(context.Background())
+	if hits.Load() == 0 {
+		t.Error("the user's own remote server was not contacted")
 	}
 }
