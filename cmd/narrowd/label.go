@@ -211,6 +211,10 @@ func discoverDefinition(ctx context.Context, e env, server, tool, agentName stri
 			continue
 		}
 		found = true
+		if s.RepoRemote() {
+			errs = append(errs, mcp.ErrRepoRemote.Error())
+			continue
+		}
 		tools, err := d.Lister.List(ctx, s)
 		if err != nil {
 			errs = append(errs, err.Error())

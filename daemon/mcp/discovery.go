@@ -66,7 +66,7 @@ func (d *Discovery) Round(ctx context.Context) []string {
 	unique := map[string]*res{}
 	var order []Server
 	for _, s := range servers {
-		if repoRemote(s) {
+		if s.RepoRemote() {
 			continue
 		}
 		if _, ok := unique[s.launchKey()]; !ok {
@@ -111,8 +111,8 @@ func (d *Discovery) Round(ctx context.Context) []string {
 	ls := make([]Listing, 0, len(servers))
 	for _, s := range servers {
 		r := unique[s.launchKey()]
-		if repoRemote(s) {
-			r = &res{err: errRepoRemote}
+		if s.RepoRemote() {
+			r = &res{err: ErrRepoRemote}
 		}
 		l := Listing{Server: s, At: now}
 		if r.err != nil {
@@ -140,12 +140,14 @@ func (d *Discovery) Round(ctx context.Context) []string {
 	return files
 }
 
-// repoRemote reports a remote server named by a repository's own
+// RepoRemote reports a remote server named by a repository's own
 // configuration: contacting it would have narrowd send requests, and
 // whatever headers it names, to any address the repository chooses.
-func repoRemote(s Server) bool { return s.InRepo && s.Transport != Stdio }
+// Discovery does not contact it.
+func (s Server) RepoRemote() bool { return s.InRepo && s.Transport != Stdio }
 
-var errRepoRemote = errors.New("a remote server named by the repository's own configuration is not contacted; its tools stay unlabelled")
+// ErrRepoRemote is the listing error of a [Server.RepoRemote] server.
+var ErrRepoRemote = errors.New("a remote server named by the repository's own configuration is not contacted; its tools stay unlabelled")
 
 // Run does a round at once, then one after any configuration file
 // changes and one every Interval, until ctx is done.
