@@ -413,10 +413,10 @@ func TestCodexMetrics(t *testing.T) {
 	steps := []step{
 		{shell("ls"), func(r ToolResult) bool { return strings.Contains(r.Text, "main.go") }},
 		{shell("cat README.md"), func(r ToolResult) bool { return strings.Contains(r.Text, "second line") }},
-		{shell("printf 'm\\n' > metrics.txt"), func(ToolResult) bool { return readFile(filepath.Join(w.Project, "metrics.txt")) != "" }},
-		{patch("*** Begin Patch\n*** Add File: patched.txt\n+p\n*** End Patch\n"), func(ToolResult) bool { return readFile(filepath.Join(w.Project, "patched.txt")) != "" }},
-		{shell("rm main.go"), func(ToolResult) bool { return readFile(filepath.Join(w.Project, "main.go")) == "" }},
-		{shell("rm -rf {{MARKER}}"), func(ToolResult) bool { return readFile(w.MarkerFile) == "" }},
+		{shell("printf 'm\\n' > metrics.txt"), func(ToolResult) bool { return exists(filepath.Join(w.Project, "metrics.txt")) }},
+		{patch("*** Begin Patch\n*** Add File: patched.txt\n+p\n*** End Patch\n"), func(ToolResult) bool { return exists(filepath.Join(w.Project, "patched.txt")) }},
+		{shell("rm main.go"), func(ToolResult) bool { return !exists(filepath.Join(w.Project, "main.go")) }},
+		{shell("rm -rf {{MARKER}}"), func(ToolResult) bool { return !exists(w.MarkerFile) }},
 		{shell("curl -s {{SINK}}/m"), func(ToolResult) bool { return len(sink.Hits()) > 0 }},
 	}
 	sc := Scenario{Name: "codex-metrics"}

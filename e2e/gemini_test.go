@@ -317,11 +317,15 @@ func TestGeminiSessionTaint(t *testing.T) {
 	checkTaint(t, w, pe, tainted)
 }
 
-// geminiToolNames are Gemini's file tools for the shared probes; their
-// inputs are Claude's keys.
+// geminiToolNames are Gemini's file tools for the shared probes. Their
+// inputs are Claude's keys, but replace also requires an instruction
+// (without one Gemini refuses the call before any hook runs).
 var geminiToolNames = toolNames{
 	shell: "run_shell_command", read: "read_file", write: "write_file", edit: "replace",
-	readInput: claudeToolNames.readInput, writeInput: claudeToolNames.writeInput, editInput: claudeToolNames.editInput,
+	readInput: claudeToolNames.readInput, writeInput: claudeToolNames.writeInput,
+	editInput: func(p, o, n string) string {
+		return fmt.Sprintf(`{"file_path":%q,"old_string":%q,"new_string":%q,"instruction":"e2e probe"}`, p, o, n)
+	},
 }
 
 // preTool returns the daemon's pre-tool audit records in order. Gemini's
@@ -352,56 +356,72 @@ func wantPreTool(t *testing.T, w *World, outcomes ...string) {
 	}
 }
 
-// TestGeminiMetrics: after a scripted run of calls narrowd allows, asks
-// about and denies, the daemon's counters equal its audit log, and every
-// call did what its record says. Gemini has no permission-request hook, so
-// narrowd answers allow at pre-tool time and counts an allow whose
-// ceiling it would not have allowed as an estimated prompt avoided.
-func TestGeminiMetrics(t *testing.T) {
+// geminiSpec describes Gemini CLI to the probes and metrics checks. It
+// has no permission-request hook: narrowd answers allow at BeforeTool.
+var geminiSpec = clientSpec{
+	agent: "gemini", preEvent: "BeforeTool",
+	payload: func(w *World, tool string, input json.RawMessage, _ string) any {
+		return map[string]any{
+			"session_id": "e2e-check", "transcript_path": filepath.Join(w.Root, "check.json"),
+			"cwd": w.Project, "hook_event_name": "BeforeTool", "timestamp": "2026-11-30T10:30:08.267Z",
+			"tool_name": tool, "tool_input": input,
+		}
+	},
+}
+
+// TestGeminiHooks runs the shared probes through Gemini CLI under the
+// standard and readonly profiles: every call did exactly what narrowd
+// decided (cross-checked with narrowd check), and the daemon's counters
+// equal it, estimates of prompts avoided included. The ssh-key read probe
+// is left out: Gemini refuses a path outside its workspace itself, before
+// any hook (the shell read of the key is in TestGeminiDangerousNeverRuns).
+func TestGeminiHooks(t *testing.T) {
 	t.Parallel()
-	w, bin := geminiWorld(t, WorldOptions{})
-	sink := NewSink(t, "sink body\n")
-	w.Model.Vars["SINK"] = sink.URL
-	w.Start()
-	type step struct {
-		call ToolCall
-		ran  func(res ToolResult) bool
-	}
-	steps := []step{
-		{gshell("ls"), func(r ToolResult) bool { return strings.Contains(r.Text, "main.go") }},
-		{gcall("read_file", map[string]string{"file_path": "{{CWD}}/README.md"}), func(r ToolResult) bool { return strings.Contains(r.Text, "second line") }},
-		{gcall("write_file", map[string]string{"file_path": "{{CWD}}/metrics.txt", "content": "m\n"}), func(ToolResult) bool { return readFile(filepath.Join(w.Project, "metrics.txt")) != "" }},
-		{gshell("rm main.go"), func(ToolResult) bool { return readFile(filepath.Join(w.Project, "main.go")) == "" }},
-		{gshell("rm -rf {{MARKER}}"), func(ToolResult) bool { return readFile(w.MarkerFile) == "" }},
-		{gshell("curl -s {{SINK}}/m"), func(ToolResult) bool { return len(sink.Hits()) > 0 }},
-	}
-	sc := Scenario{Name: "gemini-metrics"}
-	for _, s := range steps {
-		sc.Turns = append(sc.Turns, Turn{Calls: []ToolCall{s.call}})
-	}
-	runGemini(t, w, bin, sc)
-	res := geminiResults(t, w, sc)
-	recs := checkAgentMetrics(t, w, "gemini", len(steps))
-	if len(recs) != len(steps) {
-		return
-	}
-	outcomes := map[string]int{}
-	estimates := 0
-	for i, s := range steps {
-		r := recs[i]
-		outcomes[r.Outcome]++
-		if r.PromptAvoidedEstimate {
-			estimates++
-		}
-		if ran := s.ran(res[i]); ran != (r.Answer == "allow") {
-			t.Errorf("turn %d: ran=%v, but narrowd answered %s (rule %s)", i, ran, r.Answer, r.PolicyRule)
-		}
-	}
-	if outcomes["allow"] == 0 || outcomes["ask"] == 0 || outcomes["deny"] == 0 {
-		t.Errorf("outcomes %v, want allows, asks and denies", outcomes)
-	}
-	if estimates == 0 {
-		t.Errorf("no estimated prompt avoided, but narrowd allowed %d calls whose ceiling it asks about", outcomes["allow"])
+	for _, profile := range []string{"standard", "readonly"} {
+		t.Run(profile, func(t *testing.T) {
+			t.Parallel()
+			w, bin := geminiWorld(t, WorldOptions{Profile: profile})
+			w.Start()
+			pe := newProbeEnv(t, w)
+			var ps []probe
+			for _, p := range allProbes(geminiToolNames, pe) {
+				if p.name != "read-ssh-key" {
+					ps = append(ps, p)
+				}
+			}
+			sc := scenarioOf("probes", ps)
+			runGemini(t, w, bin, sc)
+			outs := checkProbes(t, w, geminiSpec, sc, ps, "socket")
+			mustExist(t, w.MarkerFile, "")
+			if hits := pe.sink.Hits(); len(hits) > 0 {
+				t.Errorf("the sink got requests: %v", hits)
+			}
+			outcomes, writesAllowed := map[string]int{}, 0
+			for _, o := range outs {
+				outcomes[o.outcome]++
+				if o.probe.writes && o.outcome == "allow" {
+					writesAllowed++
+				}
+			}
+			if outcomes["allow"] == 0 || outcomes["ask"] == 0 {
+				t.Errorf("outcomes %v: the run must exercise allow and ask", outcomes)
+			}
+			// The profiles differ exactly here: standard allows proven
+			// workspace writes, readonly does not.
+			if want := map[string]int{"standard": 2, "readonly": 0}[profile]; writesAllowed != want {
+				t.Errorf("%d workspace writes allowed under %s, want %d", writesAllowed, profile, want)
+			}
+			checkMetrics(t, w, geminiSpec, outs)
+			estimates := 0
+			for _, r := range checkAgentMetrics(t, w, "gemini", len(ps)) {
+				if r.PromptAvoidedEstimate {
+					estimates++
+				}
+			}
+			if estimates == 0 {
+				t.Errorf("no estimated prompt avoided, but narrowd allowed %d calls", outcomes["allow"])
+			}
+		})
 	}
 }
 
