@@ -202,14 +202,15 @@ func (r *Registry) Tools() []Tool {
 
 // AgentNames returns the tool names an agent sends for tool on server
 // (research/hooks.md §0): Claude Code and Codex mcp__server__tool with
-// characters outside [A-Za-z0-9_-] replaced by '_', Gemini CLI
-// mcp_server_tool, Copilot CLI server-tool, Cursor MCP:tool.
+// characters outside [A-Za-z0-9_-] replaced by '_' (Claude Code 2.1.328's
+// own normalisation), Gemini CLI mcp_server_tool as [geminiName] makes it,
+// Copilot CLI server-tool, Cursor MCP:tool.
 func AgentNames(agent, server, tool string) []string {
 	switch agent {
 	case "claude", "codex":
 		return []string{"mcp__" + normName(server) + "__" + normName(tool)}
 	case "gemini":
-		return []string{"mcp_" + normName(server) + "_" + normName(tool)}
+		return []string{geminiName(server + "_" + tool)}
 	case "copilot":
 		return []string{server + "-" + tool}
 	case "cursor":
@@ -225,4 +226,31 @@ func normName(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// geminiName is Gemini CLI 0.61.0's generateValidName
+// (packages/core/src/tools/mcp-tool.ts): "mcp_" unless already there,
+// characters outside [A-Za-z0-9_.:-] replaced by '_', a leading
+// non-letter guarded by '_', and names over 63 characters cut to their
+// first and last 30 around "...".
+func geminiName(qualified string) string {
+	n := qualified
+	if !strings.HasPrefix(n, "mcp_") {
+		n = "mcp_" + n
+	}
+	n = strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r == '.' || r == ':' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+			return r
+		}
+		return '_'
+	}, n)
+	if c := n[0]; !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+		n = "_" + n
+	}
+	// JavaScript counts UTF-16 units; after the mapping every character
+	// is ASCII, so bytes are the same count.
+	if len(n) > 63 {
+		n = n[:30] + "..." + n[len(n)-30:]
+	}
+	return n
 }

@@ -29,6 +29,7 @@ func TestResolve(t *testing.T) {
 		listing("claude", "fs", "", Tool{Name: "read_file", DefHash: "h1"}),
 		listing("claude", "my.srv", "", Tool{Name: "get thing", DefHash: "h2"}),
 		listing("codex", "fs", "", Tool{Name: "read_file", DefHash: "h1"}),
+		listing("gemini", "my.srv", "", Tool{Name: "get thing", DefHash: "h2"}),
 		listing("gemini", "fs", "", Tool{Name: "read_file", DefHash: "h1"}),
 		listing("copilot", "fs", "", Tool{Name: "read_file", DefHash: "h1"}),
 		listing("cursor", "fs", "", Tool{Name: "read_file", DefHash: "h1"}),
@@ -52,6 +53,7 @@ func TestResolve(t *testing.T) {
 		{"claude", "mcp__my_srv__get_thing", "/", "my.srv/get thing", "h2", true},
 		{"codex", "mcp__fs__read_file", "/", "fs/read_file", "h1", true},
 		{"gemini", "mcp_fs_read_file", "/", "fs/read_file", "h1", true},
+		{"gemini", "mcp_my.srv_get_thing", "/", "my.srv/get thing", "h2", true},
 		{"copilot", "fs-read_file", "/", "fs/read_file", "h1", true},
 		{"cursor", "MCP:read_file", "/", "fs/read_file", "h1", true},
 		// Two Cursor servers list "search": which one ran is unknown.
@@ -267,5 +269,21 @@ func TestDiscoveryRepoRemote(t *testing.T) {
 	d.Round(context.Background())
 	if hits.Load() == 0 {
 		t.Error("the user's own remote server was not contacted")
+	}
+}
+
+// TestGeminiName follows Gemini CLI's generateValidName.
+func TestGeminiName(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"fs_read_file", "mcp_fs_read_file"},
+		{"my.srv_get:thing", "mcp_my.srv_get:thing"},
+		{"a b_c/d", "mcp_a_b_c_d"},
+		{"mcp_x_y", "mcp_x_y"},
+		{"very-long-server-name-for-testing_a-tool-with-a-rather-long-name-too", "mcp_very-long-server-name-for-...ol-with-a-rather-long-name-too"},
+	}
+	for _, tt := range tests {
+		if got := geminiName(tt.in); got != tt.want {
+			t.Errorf("geminiName(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
