@@ -19,7 +19,9 @@
 # for CMD = `sh noop.sh` of an empty script (the pure overhead; a bare
 # `true` is proven harmless and never goes to the sandbox) and `make -s`
 # of a one-rule Makefile,
-# then prints the medians and the median ratios to direct.
+# then prints the medians and the median ratios to direct, and the mean
+# CPU time (user+system of the timed process tree; the daemon's share of
+# a ticket is not in it), which a loaded machine distorts less.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-30}
@@ -74,8 +76,11 @@ import json, sys
 cmd, path = sys.argv[1], sys.argv[2]
 res = {r["command"]: r for r in json.load(open(path))["results"]}
 d = res["direct"]["median"]
+dc = res["direct"]["user"] + res["direct"]["system"]
 for name in ("direct", "confine", "ticket"):
     m = res[name]["median"]
-    print(f"{cmd:10s} {name:8s} median {m*1000:8.2f} ms   ratio {m/d:6.2f}x   (+{(m-d)*1000:.2f} ms)")
+    cpu = res[name]["user"] + res[name]["system"]
+    print(f"{cmd:10s} {name:8s} median {m*1000:8.2f} ms   ratio {m/d:6.2f}x   (+{(m-d)*1000:.2f} ms)"
+          f"   cpu {cpu*1000:7.2f} ms (+{(cpu-dc)*1000:.2f})")
 PY
 done
