@@ -386,3 +386,51 @@ func TestTicketUnprivilegedEndToEnd(t *testing.T) {
 		t.Errorf("the replayed ticket ran: %s", again)
 	}
 }
+
+// TestVerifyFailureReleasesNothing: the daemon's check of a process that
+// is not a sandbox fails, the command text is not released, the reason
+// is returned and recorded, and the claim is gone. The test binary plays
+// narrowd here, so that it may claim.
+func TestVerifyFailureReleasesNothing(t *testing.T) {
+	d, ws := sandboxDaemon(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Server.tickets.exe, _ = filepath.EvalSymlinks(self)
+	rewrite := rewriteOf(t, first(d.Server.Handle(agent.Claude, claudeAt(ws, "s1", "toolu_1", "make"), "socket", agent.Options{})))
+	id := rewrite[strings.LastIndex(rewrite, " ")+1:]
+	cl, err := d.client().ClaimTicket(context.Background(), id)
+	if err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	if cl.Cwd != ws || len(cl.Writable) == 0 || cl.Writable[0] != ws {
+		t.Errorf("claim %+v, want the ticket's directory %s", cl, ws)
+	}
+	// A child of this process running this binary, outside any sandbox.
+	plain := exec.Command(self, "-test.run=^$")
+	stdin, _ := plain.StdinPipe()
+	if err := plain.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); plain.Process.Kill(); plain.Wait() }()
+	command, err := d.client().VerifySandbox(context.Background(), cl.Claim, plain.Process.Pid, 7)
+	if err == nil || command != "" {
+		t.Fatalf("a process outside any sandbox was verified; released %q", command)
+	}
+	if !strings.Contains(err.Error(), "namespace") && !strings.Contains(err.Error(), "Seccomp") {
+		t.Errorf("reason %q names no failed check", err)
+	}
+	if _, err := d.client().VerifySandbox(context.Background(), cl.Claim, plain.Process.Pid, 7); err == nil {
+		t.Error("the claim survived a failed check")
+	}
+	var failed bool
+	for _, r := range auditIDs(t, d.cfg.AuditDir) {
+		if r.PolicyRule == "sandbox-check-failed" && r.Answer == "exec-refused" && r.Error != "" {
+			failed = true
+		}
+	}
+	if !failed {
+		t.Error("no audit record of the failed check")
+	}
+}
