@@ -20,5 +20,15 @@
 //     (confinement for narrowd's own use) or reports ready and waits for
 //     the command text, which the daemon releases only after [Verify].
 //
+// What it does not cover, and the evidence says so: a file in the
+// workspace that already has another hard link outside (Landlock judges
+// the name used, so [Start] refuses such workspaces, at the time it
+// looks); stdin, stdout and stderr, which are the agent's and may be
+// connected sockets; processes the command leaves behind when the wrapper
+// is killed (they stay confined: namespaces, filters and Landlock are
+// irreversible). Landlock binds the lock stage's exec thread only (ABI 8
+// would sync all threads); the other threads of that Go process run
+// nothing but the runtime until the exec replaces them.
+//
 // Linux only; elsewhere every entry point fails closed.
 package sandbox
