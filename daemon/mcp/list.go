@@ -118,7 +118,12 @@ func (l *Lister) List(ctx context.Context, s Server) ([]Tool, error) {
 		}
 		inner, stop = t, st
 	case HTTP, SSE:
-		hc := &http.Client{Transport: &limitedTransport{headers: s.Headers, max: int64(lim.MaxBytes)}}
+		hc := &http.Client{
+			Transport: &limitedTransport{headers: s.Headers, max: int64(lim.MaxBytes)},
+			// The configured headers go to the configured URL only:
+			// a redirect is an answer, not a new place to send them.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
 		if s.Transport == HTTP {
 			inner = &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: lim.MaxBytes}
 		} else {

@@ -282,3 +282,24 @@ func marked(mark string) []int {
 	}
 	return pids
 }
+
+// TestListHTTPNoRedirect: a server that redirects does not get the
+// configured headers sent to the redirect's target; it fails to list.
+func TestListHTTPNoRedirect(t *testing.T) {
+	var leaked atomic.Bool
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked.Store(true)
+		}
+	}))
+	defer target.Close()
+	redirect := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
+	defer redirect.Close()
+	_, err := testLister(nil).List(context.Background(), Server{Name: "r", Transport: HTTP, URL: redirect.URL, Headers: map[string]string{"Authorization": "Bearer secret"}})
+	if err == nil {
+		t.Error("a redirecting server listed tools")
+	}
+	if leaked.Load() {
+		t.Error("the configured Authorization header followed the redirect")
+	}
+}
