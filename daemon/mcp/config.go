@@ -238,6 +238,10 @@ func decodeServers(raw json.RawMessage, f configFile, loc Locations) ([]Server, 
 		if js.Disabled || js.Enabled != nil && !*js.Enabled {
 			continue
 		}
+		if !validToolName(name) {
+			bad = append(bad, fmt.Sprintf("server name %q is not 1-128 printable characters without '/'", name))
+			continue
+		}
 		s, err := js.server(f, name, loc)
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("server %q: %v", name, err))
@@ -421,6 +425,10 @@ func readCodex(data []byte, f configFile, loc Locations) ([]Server, []string, er
 	for _, name := range sortedNames(top.MCPServers) {
 		c := top.MCPServers[name]
 		if c.Enabled != nil && !*c.Enabled {
+			continue
+		}
+		if !validToolName(name) {
+			bad = append(bad, fmt.Sprintf("server name %q is not 1-128 printable characters without '/'", name))
 			continue
 		}
 		s := Server{Agent: f.agent, Name: name, Project: f.project, Source: f.path, InRepo: f.inRepo, Env: c.Env, Headers: c.HTTPHeaders}

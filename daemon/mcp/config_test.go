@@ -117,6 +117,8 @@ func TestLocateProblems(t *testing.T) {
 		{"no command or url", ".gemini/settings.json", `{"mcpServers":{"x":{"args":["a"]}}}`, "neither command nor url"},
 		{"unknown type", ".cursor/mcp.json", `{"mcpServers":{"x":{"type":"ws","url":"ws://x"}}}`, "unknown type"},
 		{"servers not an object", ".copilot/mcp-config.json", `{"mcpServers":[1]}`, "mcpServers"},
+		{"slash in server name", ".cursor/mcp.json", `{"mcpServers":{"a/b":{"command":"x"}}}`, "server name"},
+		{"control character in server name", ".codex/config.toml", "[mcp_servers.\"a\\u001bb\"]\ncommand = \"x\"\n", "server name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
