@@ -114,7 +114,10 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{specR, statusW, releaseR}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		// A PID namespace of its own: when the command (its init) ends, the
+		// kernel kills whatever it left behind, so nothing keeps writing
+		// the workspace after the call returned.
+		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWPID,
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: insideID(uid), HostID: uid, Size: 1}},
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: insideID(gid), HostID: gid, Size: 1}},
 		GidMappingsEnableSetgroups: false,

@@ -549,3 +549,28 @@ func TestStartRefusesBadSpecs(t *testing.T) {
 		})
 	}
 }
+
+// TestNothingOutlivesTheCommand: the command is the init of its own PID
+// namespace, so what it leaves running is killed when it ends and cannot
+// write the workspace after the call returned.
+func TestNothingOutlivesTheCommand(t *testing.T) {
+	r := newRunner(t)
+	ws := r.dir(t)
+	late := filepath.Join(ws, "late")
+	code, out := r.confine(t, []string{ws}, "(sleep 1; echo late > "+late+") & echo started")
+	if code != 0 || !strings.Contains(out, "started") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	time.Sleep(2 * time.Second)
+	if exists(late) {
+		t.Error("a process the command left behind kept running and wrote the workspace")
+	}
+	// The control: the same command outside does write it.
+	if code, _ := r.direct(t, "(sleep 0.2; echo late > "+late+") & echo started"); code != 0 {
+		t.Fatal("control failed")
+	}
+	time.Sleep(time.Second)
+	if !exists(late) {
+		t.Error("control: the background write did not happen outside the sandbox either, so the test proves nothing")
+	}
+}

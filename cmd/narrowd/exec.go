@@ -93,7 +93,16 @@ func waitSandbox(ctx context.Context, sb *sandbox.Sandbox) error {
 	go func() {
 		select {
 		case <-ctx.Done():
-			sb.Signal(syscall.SIGTERM)
+		case <-done:
+			return
+		}
+		// The command is its PID namespace's init, which ignores a
+		// SIGTERM it has no handler for: give it a moment, then kill the
+		// whole namespace.
+		sb.Signal(syscall.SIGTERM)
+		select {
+		case <-time.After(2 * time.Second):
+			sb.Signal(syscall.SIGKILL)
 		case <-done:
 		}
 	}()
