@@ -8,7 +8,7 @@
 // The sandbox needs no root. [Start] spawns two stages of the narrowd
 // binary:
 //
-//   - the net stage runs in a new user and network namespace with one
+//   - the net stage runs in new user, network and PID namespaces with one
 //     ambient capability, CAP_NET_ADMIN, only to bring lo up (so a test's
 //     own loopback listeners work); it then drops every capability and
 //     execs the lock stage;
@@ -24,9 +24,8 @@
 // workspace that already has another hard link outside (Landlock judges
 // the name used, so [Start] refuses such workspaces, at the time it
 // looks); stdin, stdout and stderr, which are the agent's and may be
-// connected sockets; processes the command leaves behind when the wrapper
-// is killed (they stay confined: namespaces, filters and Landlock are
-// irreversible). Landlock binds the lock stage's exec thread only (ABI 8
+// connected sockets. The command is its PID namespace's init, so what it
+// leaves running dies with it. Landlock binds the lock stage's exec thread only (ABI 8
 // would sync all threads); the other threads of that Go process run
 // nothing but the runtime until the exec replaces them.
 //
