@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -244,6 +245,30 @@ func TestCodexDaemonStopped(t *testing.T) {
 		}
 		mustExist(t, w.MarkerFile, "")
 		mustExist(t, filepath.Join(w.Project, "README.md"), "")
+	})
+	t.Run("hung", func(t *testing.T) {
+		t.Parallel()
+		// The daemon is there but answers nothing (stopped with
+		// SIGSTOP): the shim gives up after its timeout and must still
+		// never let through what the profile would not allow.
+		w, bin := codexWorld(t, WorldOptions{})
+		w.Start()
+		w.Signal(syscall.SIGSTOP)
+		defer w.Signal(syscall.SIGCONT)
+		sc := Scenario{Name: "codex-hung", Turns: []Turn{
+			{Calls: []ToolCall{shell("cat README.md")}},
+			{Calls: []ToolCall{shell("rm -rf {{MARKER}}")}},
+		}}
+		runCodex(t, w, bin, sc)
+		last := w.Model.Last(sc.Name)
+		// A read is judged in-process after the timeout (or blocked).
+		if res, _ := last.Result(0, 0); !strings.Contains(res.Text, "hello world") && !strings.HasPrefix(res.Text, blockedByNarrowd) {
+			t.Errorf("read result = %q, want README.md's text or narrowd's block", res.Text)
+		}
+		if res, _ := last.Result(1, 0); !strings.HasPrefix(res.Text, blockedByNarrowd) {
+			t.Errorf("rm result = %q, want narrowd's refusal", res.Text)
+		}
+		mustExist(t, w.MarkerFile, "")
 	})
 	t.Run("in-process-profile", func(t *testing.T) {
 		t.Parallel()

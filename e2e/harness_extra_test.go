@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -185,5 +186,19 @@ func checkSandboxProbe(t *testing.T, w *World, sink *Sink, res ToolResult) {
 	}
 	if execs != 1 {
 		t.Errorf("%d audit records of a released sandbox ticket, want 1", execs)
+	}
+}
+
+// Signal sends sig to the running narrowd serve (SIGSTOP makes a daemon
+// that accepts connections and answers nothing; SIGCONT resumes it).
+func (w *World) Signal(sig syscall.Signal) {
+	w.t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.daemon == nil {
+		w.t.Fatal("narrowd serve is not running")
+	}
+	if err := w.daemon.Process.Signal(sig); err != nil {
+		w.t.Fatalf("signal narrowd serve: %v", err)
 	}
 }
