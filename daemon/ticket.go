@@ -321,7 +321,8 @@ func sandboxRecord(c *claim, f sandbox.Facts, abi int, verr error, now time.Time
 			rules.Evidence{Kind: "sandbox-exec", Strength: rules.Established, Subject: f.NetNS,
 				Detail: "no egress: " + facts, Effect: "egress<=none"},
 			rules.Evidence{Kind: "sandbox-exec", Strength: rules.Established, Subject: strings.Join(t.writable, ":"),
-				Detail: fmt.Sprintf("writes confined by Landlock ABI %d (reported by narrowd's lock stage) to the workspace and a private tmp", abi),
+				Detail: fmt.Sprintf("writes confined by Landlock ABI %d (reported by narrowd's lock stage) to the workspace and a private tmp; "+
+					"not covered: a hard link to a file outside made after the wrapper's check, and the agent's own stdin/stdout/stderr", abi),
 				Effect: "scope<=bulk"})
 	}
 	ceiling := t.ceiling

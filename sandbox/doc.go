@@ -24,10 +24,10 @@
 // workspace that already has another hard link outside (Landlock judges
 // the name used, so [Start] refuses such workspaces, at the time it
 // looks); stdin, stdout and stderr, which are the agent's and may be
-// connected sockets. The command is its PID namespace's init, so what it
-// leaves running dies with it. Landlock binds the lock stage's exec thread only (ABI 8
-// would sync all threads); the other threads of that Go process run
-// nothing but the runtime until the exec replaces them.
+// connected sockets. Landlock binds the lock stage's exec thread only
+// (ABI 8 would sync all threads); the other threads of that Go process
+// run nothing but the runtime until the exec replaces them. The command
+// is its PID namespace's init, so what it leaves running dies with it.
 //
 // Linux only; elsewhere every entry point fails closed.
 package sandbox
