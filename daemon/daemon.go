@@ -62,7 +62,8 @@ func New(cfg Config) (*Server, error) {
 	tickets := newTickets(cfg)
 	cfg.Engine.Sandbox = tickets != nil
 	if cfg.MCP != nil {
-		cfg.Engine.MCP = cfg.MCP.Registry
+		// Discovery resolves, and learns the projects calls come from.
+		cfg.Engine.MCP = cfg.MCP
 	}
 	e, err := NewEngine(cfg.Engine)
 	if err != nil {

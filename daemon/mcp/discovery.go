@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,6 +34,84 @@ type Discovery struct {
 	OnDrift func([]Drift)
 	// Now returns the time; nil means time.Now.
 	Now func() time.Time
+
+	mu      sync.Mutex
+	noticed map[string]bool // project directories calls came from
+	wake    chan struct{}
+}
+
+// maxNoticed bounds the projects discovery learns from calls.
+const maxNoticed = 256
+
+// Resolve is [Registry.Resolve], and it notices the project a call came
+// from: a call that names no tool discovery knows, from a directory whose
+// project it has not read, has that project's configuration read in a
+// round soon after. The call itself stays unlabelled.
+func (d *Discovery) Resolve(agent, name, dir string) (key, defHash string, ok bool) {
+	key, defHash, ok = d.Registry.Resolve(agent, name, dir)
+	if key == "" {
+		d.notice(dir)
+	}
+	return key, defHash, ok
+}
+
+// notice records the project of dir: the nearest directory above it that
+// holds .git, else dir itself.
+func (d *Discovery) notice(dir string) {
+	if dir == "" || !filepath.IsAbs(dir) {
+		return
+	}
+	dir = filepath.Clean(dir)
+	root := dir
+	for p, i := dir, 0; i < 64; p, i = filepath.Dir(p), i+1 {
+		if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
+			root = p
+			break
+		}
+		if p == filepath.Dir(p) {
+			break
+		}
+	}
+	d.mu.Lock()
+	if d.noticed == nil {
+		d.noticed = map[string]bool{}
+	}
+	if d.noticed[root] || len(d.noticed) >= maxNoticed || slices.Contains(d.Locations.Projects, root) {
+		d.mu.Unlock()
+		return
+	}
+	d.noticed[root] = true
+	if d.wake == nil {
+		d.wake = make(chan struct{}, 1)
+	}
+	wake := d.wake
+	d.mu.Unlock()
+	select {
+	case wake <- struct{}{}:
+	default:
+	}
+}
+
+// locations are the configured locations plus the noticed projects.
+func (d *Discovery) locations() Locations {
+	loc := d.Locations
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	loc.Projects = slices.Clone(loc.Projects)
+	for p := range d.noticed {
+		loc.Projects = append(loc.Projects, p)
+	}
+	slices.Sort(loc.Projects[len(d.Locations.Projects):])
+	return loc
+}
+
+func (d *Discovery) wakeup() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.wake == nil {
+		d.wake = make(chan struct{}, 1)
+	}
+	return d.wake
 }
 
 // configDelay lets an editor finish writing a configuration file.
@@ -55,7 +135,7 @@ func (d *Discovery) log() *slog.Logger {
 // program or URL once, however many agents configure it), updates the
 // registry and returns the files it read, for a watcher.
 func (d *Discovery) Round(ctx context.Context) []string {
-	servers, files, problems := Locate(d.Locations)
+	servers, files, problems := Locate(d.locations())
 	for _, p := range problems {
 		d.log().Warn("mcp configuration", "err", p)
 	}
@@ -195,6 +275,7 @@ func (d *Discovery) Run(ctx context.Context) {
 	defer tick.Stop()
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
+	wake := d.wakeup()
 	var events <-chan fsnotify.Event
 	var errs <-chan error
 	if w != nil {
@@ -220,6 +301,8 @@ func (d *Discovery) Run(ctx context.Context) {
 				continue
 			}
 			d.log().Warn("mcp configuration watch", "err", err)
+		case <-wake:
+			debounce.Reset(configDelay)
 		case <-debounce.C:
 			watch(d.Round(ctx))
 		case <-tick.C:

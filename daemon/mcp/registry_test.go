@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -285,5 +286,43 @@ func TestGeminiName(t *testing.T) {
 		if got := geminiName(tt.in); got != tt.want {
 			t.Errorf("geminiName(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestDiscoveryNoticesProjects: a call from a project discovery has not
+// read (not a workspace, not in ~/.claude.json) is unlabelled, and has
+// that project's configuration read: the next call resolves. The project
+// is the nearest directory above the call's holding .git.
+func TestDiscoveryNoticesProjects(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	exe, _ := os.Executable()
+	os.Mkdir(filepath.Join(proj, ".git"), 0o755)
+	os.MkdirAll(filepath.Join(proj, "src", "deep"), 0o755)
+	writeFile(t, filepath.Join(proj, ".cursor", "mcp.json"), `{"mcpServers":{"notes":{"command":`+quote(exe)+`,"env":{"NARROWD_TEST_MCP":"notes"}}}}`)
+	d := &Discovery{Locations: Locations{Home: home}, Lister: &Lister{Limits: Limits{Timeout: 5 * time.Second}}, Registry: NewRegistry(), Interval: time.Hour}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		d.Run(ctx)
+		close(done)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	waitUntil(t, func() bool { return d.Registry.Snapshot().Rounds >= 1 })
+	cwd := filepath.Join(proj, "src", "deep")
+	if _, _, ok := d.Resolve("cursor", "MCP:read_note", cwd); ok {
+		t.Fatal("resolved before the project was read")
+	}
+	waitUntil(t, func() bool {
+		_, _, ok := d.Resolve("cursor", "MCP:read_note", cwd)
+		return ok
+	})
+	if _, _, ok := d.Resolve("cursor", "MCP:read_note", home); ok {
+		t.Error("a project server resolved outside its project")
+	}
+	if got := d.locations().Projects; len(got) != 2 || !slices.Contains(got, proj) || !slices.Contains(got, home) {
+		t.Errorf("noticed projects %v, want %s (the .git root, not the cwd) and %s (the last call's)", got, proj, home)
 	}
 }
