@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,6 +38,7 @@ type Discovery struct {
 
 	mu      sync.Mutex
 	noticed map[string]bool // project directories calls came from
+	dirs    map[string]bool // call directories already looked at
 	wake    chan struct{}
 }
 
@@ -49,10 +51,27 @@ const maxNoticed = 256
 // round soon after. The call itself stays unlabelled.
 func (d *Discovery) Resolve(agent, name, dir string) (key, defHash string, ok bool) {
 	key, defHash, ok = d.Registry.Resolve(agent, name, dir)
-	if key == "" {
+	if key == "" && looksMCP(agent, name) {
 		d.notice(dir)
 	}
 	return key, defHash, ok
+}
+
+// looksMCP reports whether name has the shape of agent's MCP tool names;
+// only such calls make discovery read a project, so built-in tools cost
+// nothing here.
+func looksMCP(agent, name string) bool {
+	switch agent {
+	case "claude", "codex":
+		return strings.HasPrefix(name, "mcp__")
+	case "gemini":
+		return strings.HasPrefix(name, "mcp_")
+	case "cursor":
+		return strings.HasPrefix(name, "MCP:")
+	case "copilot":
+		return strings.Contains(name, "-")
+	}
+	return false
 }
 
 // notice records the project of dir: the nearest directory above it that
@@ -62,6 +81,16 @@ func (d *Discovery) notice(dir string) {
 		return
 	}
 	dir = filepath.Clean(dir)
+	d.mu.Lock()
+	if d.dirs == nil {
+		d.dirs = map[string]bool{}
+	}
+	if d.dirs[dir] || len(d.dirs) >= 4*maxNoticed {
+		d.mu.Unlock()
+		return
+	}
+	d.dirs[dir] = true
+	d.mu.Unlock()
 	root := dir
 	for p, i := dir, 0; i < 64; p, i = filepath.Dir(p), i+1 {
 		if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {

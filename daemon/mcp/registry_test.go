@@ -322,6 +322,9 @@ func TestDiscoveryNoticesProjects(t *testing.T) {
 	if _, _, ok := d.Resolve("cursor", "MCP:read_note", home); ok {
 		t.Error("a project server resolved outside its project")
 	}
+	// A built-in tool's call reads no project.
+	d.Resolve("claude", "Bash", t.TempDir())
+	d.Resolve("gemini", "read_file", t.TempDir())
 	if got := d.locations().Projects; len(got) != 2 || !slices.Contains(got, proj) || !slices.Contains(got, home) {
 		t.Errorf("noticed projects %v, want %s (the .git root, not the cwd) and %s (the last call's)", got, proj, home)
 	}
