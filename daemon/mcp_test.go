@@ -248,7 +248,8 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 // BenchmarkJudgeMCP judges a labelled MCP read with a registry of 1,000
-// discovered tools: the cost discovery adds to a call is one map lookup.
+// discovered tools, and a built-in Read through the same engine: the cost
+// discovery adds to a call is a map lookup.
 func BenchmarkJudgeMCP(b *testing.B) {
 	reg := mcp.NewRegistry()
 	var tools []mcp.Tool
@@ -263,13 +264,20 @@ func BenchmarkJudgeMCP(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	call := rules.Call{Agent: "claude", Phase: rules.PreTool, Cwd: "/w", Workspaces: []string{"/w"}, Tool: "mcp__notes__read_note", Input: map[string]any{"path": "/w/a.md"}}
-	if v := e.Judge(call, rules.Session{Known: true}); v.Decision.Outcome != rules.Allow {
-		b.Fatalf("outcome %s: %s", v.Decision.Outcome, v.Decision.Reason)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		e.Judge(call, rules.Session{Known: true})
+	for _, c := range []struct{ name, tool, field string }{
+		{"mcp-read", "mcp__notes__read_note", "path"},
+		{"builtin-read", "Read", "file_path"},
+	} {
+		call := rules.Call{Agent: "claude", Phase: rules.PreTool, Cwd: "/w", Workspaces: []string{"/w"}, Tool: c.tool, Input: map[string]any{c.field: "/w/a.md"}}
+		if v := e.Judge(call, rules.Session{Known: true}); v.Decision.Outcome != rules.Allow {
+			b.Fatalf("%s: outcome %s: %s", c.name, v.Decision.Outcome, v.Decision.Reason)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				e.Judge(call, rules.Session{Known: true})
+			}
+		})
 	}
 }
 
