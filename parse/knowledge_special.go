@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"path"
 	"slices"
 	"strings"
 )
@@ -301,6 +302,13 @@ func (r *run) sed(p parsed) {
 		}
 		scripts = p.ops[:1]
 	}
+	files := p.ops
+	if len(p.values("-e")) == 0 {
+		files = p.ops[1:]
+	}
+	if !r.sedBackups(p, files) {
+		return
+	}
 	var texts []string
 	for _, w := range scripts {
 		texts = append(texts, w.Value)
@@ -321,6 +329,41 @@ func (r *run) sed(p parsed) {
 		r.rule = append(r.rule, "w")
 		r.addPath(Word{Value: f, Literal: true, Pos: pos}, Overwrite, false)
 	}
+}
+
+// sedBackups adds the backup files that -iSUFFIX makes beside each edited
+// file. GNU sed names a backup FILE+SUFFIX, or, when SUFFIX holds a *,
+// SUFFIX with each * replaced by FILE's base name; a SUFFIX holding a /
+// puts the backup in another directory (sed -i'/root/.ssh/*' writes
+// /root/.ssh/FILE), so such a suffix, or one not known from the text,
+// makes the call unprovable. It reports whether the call is still
+// provable.
+func (r *run) sedBackups(p parsed, files []Word) bool {
+	for _, suffix := range p.values("-i") {
+		if suffix.Value == "" && suffix.Literal {
+			continue
+		}
+		switch {
+		case !suffix.Literal:
+			r.fail("sed -i with a backup suffix not known from the text")
+			return false
+		case strings.Contains(suffix.Value, "/"):
+			r.fail("sed -i with a backup suffix holding / writes the backup into another directory")
+			return false
+		}
+		for _, f := range files {
+			if !f.Literal {
+				// The file's own slot already makes the call unprovable.
+				continue
+			}
+			backup := f.Value + suffix.Value
+			if strings.Contains(suffix.Value, "*") {
+				backup = path.Join(path.Dir(f.Value), strings.ReplaceAll(suffix.Value, "*", path.Base(f.Value)))
+			}
+			r.addPath(Word{Value: backup, Literal: true, Pos: suffix.Pos}, Overwrite, false)
+		}
+	}
+	return true
 }
 
 // sedProgram parses a GNU sed program far enough to find every command.

@@ -327,8 +327,15 @@ func TestClassifySedAwk(t *testing.T) {
 		{name: "sed-print", cmd: "sed -n 1,5p f", known: true, mut: "read", paths: "read f"},
 		{name: "sed-substitute", cmd: "sed 's/a/b/g' f", known: true, paths: "read f"},
 		{name: "sed-in-place", cmd: "sed -i 's/a/b/' f g", known: true, mut: "delete", paths: "overwrite f; overwrite g", rule: "sed -i"},
-		{name: "sed-in-place-suffix", cmd: "sed -i.bak -e 's/a/b/' f", known: true, paths: "overwrite f"},
-		{name: "sed-in-place-long", cmd: "sed --in-place=.orig 's/a/b/' f", known: true, paths: "overwrite f"},
+		// GNU sed writes a backup beside each file: FILE+SUFFIX, or SUFFIX
+		// with * replaced by the base name; a / in SUFFIX moves it into
+		// another directory, which the text does not bound.
+		{name: "sed-in-place-suffix", cmd: "sed -i.bak -e 's/a/b/' f", known: true, paths: "overwrite f; overwrite f.bak"},
+		{name: "sed-in-place-long", cmd: "sed --in-place=.orig 's/a/b/' f", known: true, paths: "overwrite f; overwrite f.orig"},
+		{name: "sed-in-place-star", cmd: "sed -i'old_*' 's/a/b/' src/f", known: true, paths: "overwrite src/f; overwrite src/old_f"},
+		{name: "sed-in-place-star-only", cmd: "sed -i'*' 's/a/b/' f", known: true, paths: "overwrite f; overwrite f"},
+		{name: "sed-in-place-slash", cmd: "sed -i'/root/.ssh/*' 's/^//' authorized_keys", known: false, why: "backup into another directory"},
+		{name: "sed-in-place-long-slash", cmd: "sed --in-place='bak/*' 's/a/b/' f", known: false, why: "backup into another directory"},
 		{name: "sed-w-command", cmd: "sed 'w /etc/x' f", known: true, mut: "delete", paths: "read f; overwrite /etc/x"},
 		{name: "sed-s-w-flag", cmd: "sed 's/a/b/w out' f", known: true, paths: "read f; overwrite out"},
 		{name: "sed-e-command", cmd: "sed 'e date' f", known: false, why: "sed e runs a command"},
@@ -1104,7 +1111,7 @@ func TestClassifyAdversarial(t *testing.T) {
 		{name: "timeout-env-danger", cmd: "timeout 5 env GIT_SSH_COMMAND=x git fetch", known: true, inner: "argv:env GIT_SSH_COMMAND=x git fetch"},
 		{name: "nice-obsolete-number", cmd: "nice -5 make", known: false},
 		{name: "tar-old-style-to-command", cmd: "tar xf a.tar --to-command=sh", known: false},
-		{name: "sed-in-place-combined-e", cmd: "sed -ie s/a/b/ f", known: true, paths: "overwrite f"},
+		{name: "sed-in-place-combined-e", cmd: "sed -ie s/a/b/ f", known: true, paths: "overwrite f; overwrite fe"},
 		{name: "grep-no-exec", cmd: "grep --exclude-dir=.git -r x .", known: true},
 		{name: "awk-printf-redirect", cmd: "awk '{printf \"%s\", $1 > \"o\"}'", known: false},
 		{name: "awk-coprocess", cmd: "awk 'BEGIN{\"date\" |& getline}'", known: false},
