@@ -279,7 +279,9 @@ func hostFloors(ann map[string]any) (map[rules.Dim]floor, []string) {
 		switch {
 		case k == "readOnlyHint" && isBool && !b:
 			raise(rules.Mutation, "create", "readOnlyHint=false: the tool says it changes its environment")
-		case k == "destructiveHint" && isBool && b && ann["readOnlyHint"] != true:
+		case k == "destructiveHint" && isBool && b:
+			// Even beside readOnlyHint=true, where MCP calls it
+			// meaningless: of two statements, the riskier holds (P4).
 			raise(rules.Mutation, "delete", "destructiveHint=true: the tool says it may destroy or overwrite")
 		case k == "openWorldHint" && isBool && b:
 			raise(rules.Egress, "external", "openWorldHint=true: the tool says it reaches external entities")
