@@ -130,3 +130,39 @@ func TestLabelAmbiguous(t *testing.T) {
 		t.Errorf("--agent cursor did not show cursor's definition:\n%s", out.String())
 	}
 }
+
+// TestHostFloors: explicit hints only raise; relaxing hints, absent hints
+// and hints of the wrong type set no floor, but every hint is recorded.
+func TestHostFloors(t *testing.T) {
+	tests := []struct {
+		name string
+		ann  map[string]any
+		want map[rules.Dim]string
+	}{
+		{"absent", nil, map[rules.Dim]string{}},
+		{"relaxing hints", map[string]any{"readOnlyHint": true, "destructiveHint": false, "openWorldHint": false, "idempotentHint": true}, map[rules.Dim]string{}},
+		{"not read-only", map[string]any{"readOnlyHint": false}, map[rules.Dim]string{rules.Mutation: "create"}},
+		{"destructive", map[string]any{"readOnlyHint": false, "destructiveHint": true}, map[rules.Dim]string{rules.Mutation: "delete"}},
+		{"contradiction", map[string]any{"readOnlyHint": true, "destructiveHint": true}, map[rules.Dim]string{rules.Mutation: "delete"}},
+		{"open world", map[string]any{"openWorldHint": true}, map[rules.Dim]string{rules.Egress: "external", rules.ReturnsClass: "third_party_content"}},
+		{"irreversible", map[string]any{"consequenceClass": "irreversible"}, map[rules.Dim]string{rules.Reversibility: "irreversible"}},
+		{"compensatable", map[string]any{"consequenceClass": "compensatable"}, map[rules.Dim]string{rules.Reversibility: "reversible_with_effort"}},
+		{"reversible", map[string]any{"consequenceClass": "reversible"}, map[rules.Dim]string{}},
+		{"wrong types", map[string]any{"destructiveHint": "true", "openWorldHint": 1}, map[rules.Dim]string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			floors, asserted := hostFloors(tt.ann)
+			got := map[rules.Dim]string{}
+			for d, f := range floors {
+				got[d] = d.Name(f.level)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("floors %v, want %v", got, tt.want)
+			}
+			if len(asserted) != len(tt.ann) {
+				t.Errorf("recorded %v, want every hint of %v", asserted, tt.ann)
+			}
+		})
+	}
+}
