@@ -46,6 +46,9 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 		}
 	}
 	if !proven {
+		// The call keeps its ceiling; naming a secret it reaches
+		// through ~ or $HOME still tells the person and the agent why.
+		homeSecrets(&c, a, ps)
 		return c.ev
 	}
 	if len(a.Programs) == 0 {
@@ -370,6 +373,36 @@ func raiseOnDisk(c *claims, a *parse.Analysis, cwd string, ps Paths) {
 			}
 		}
 	}
+}
+
+// homeSecrets adds a guess for each argument that names a sensitive path
+// under the home directory (~/.ssh/id_rsa, $HOME/.aws/credentials). Such
+// a word is unproven, so the call is already at its ceiling; the guess
+// only raises, and names the secret in the reason.
+func homeSecrets(c *claims, a *parse.Analysis, ps Paths) {
+	for _, p := range a.Programs {
+		for _, w := range p.Argv[min(1, len(p.Argv)):] {
+			tail, ok := homeTail(w.Value)
+			if !ok {
+				continue
+			}
+			if pat := ps.SensitiveMatch("/" + tail); pat != "" {
+				c.add("sensitive-name", rules.Guess, w.Value, "names a path under the home directory matching sensitive pattern "+pat, raise(rules.Scope))
+				return
+			}
+		}
+	}
+}
+
+// homeTail returns the part of word after a leading ~/, $HOME/ or
+// ${HOME}/.
+func homeTail(word string) (string, bool) {
+	for _, prefix := range []string{"~/", "$HOME/", "${HOME}/", `"$HOME"/`, `"${HOME}"/`} {
+		if tail, ok := strings.CutPrefix(word, prefix); ok && tail != "" {
+			return tail, true
+		}
+	}
+	return "", false
 }
 
 // secretWord reports an argument that names secrets: searching for them
