@@ -183,7 +183,7 @@ func (e *Engine) JudgeAs(id string, call rules.Call, sess rules.Session) (v rule
 	if v.Decision.Outcome != rules.Allow {
 		v.Decision.Reason += findings(v.Evidence)
 	}
-	v.Decision.Reason += undoHint(id, v.Evidence)
+	v.Decision.Reason += undoHint(id, v.Decision.Outcome, v.Evidence)
 
 	atCeiling := in
 	atCeiling.Narrowed, atCeiling.Evidence = &ceiling, nil

@@ -110,12 +110,21 @@ func (e *Engine) preserve(id string, targets []proofs.Target, complete bool, cei
 }
 
 // undoHint names the undo command in the reason of a decision that a
-// snapshot backs, so the agent, the person and `narrowd log` see it.
-func undoHint(id string, ev []rules.Evidence) string {
+// snapshot backs, so the agent, the person and `narrowd log` see it. A
+// call that is refused never runs, so there is nothing to undo; one that
+// asks may run once a person approves.
+func undoHint(id string, outcome rules.Outcome, ev []rules.Evidence) string {
+	held := false
 	for _, x := range ev {
-		if x.Kind == "snapshot" && x.Strength == rules.Established {
-			return " (narrowd holds a snapshot of the files; undo with `narrowd undo " + id + "`)"
-		}
+		held = held || x.Kind == "snapshot" && x.Strength == rules.Established
+	}
+	switch {
+	case !held:
+		return ""
+	case outcome == rules.Allow:
+		return " (narrowd holds a snapshot of the files; undo with `narrowd undo " + id + "`)"
+	case outcome == rules.Ask:
+		return " (if a person approves, `narrowd undo " + id + "` puts the files back)"
 	}
 	return ""
 }

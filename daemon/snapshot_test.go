@@ -369,3 +369,29 @@ func TestSnapshotMvUndo(t *testing.T) {
 		t.Errorf("renamed.txt still there: %v", err)
 	}
 }
+
+// TestUndoHint: only a call that runs (allowed, or asked and then
+// approved) is told how to undo it; a refused call never ran.
+func TestUndoHint(t *testing.T) {
+	held := []rules.Evidence{{Kind: "snapshot", Strength: rules.Established, Subject: "f"}}
+	guessed := []rules.Evidence{{Kind: "snapshot", Strength: rules.Guess, Subject: "f"}}
+	tests := []struct {
+		name    string
+		outcome rules.Outcome
+		ev      []rules.Evidence
+		want    string
+	}{
+		{"allow", rules.Allow, held, "undo with `narrowd undo ID`"},
+		{"ask", rules.Ask, held, "if a person approves, `narrowd undo ID`"},
+		{"deny", rules.Deny, held, ""},
+		{"sandbox", rules.Sandbox, held, ""},
+		{"no-snapshot", rules.Allow, nil, ""},
+		{"not-established", rules.Allow, guessed, ""},
+	}
+	for _, tt := range tests {
+		got := undoHint("ID", tt.outcome, tt.ev)
+		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: undoHint = %q, want it to contain %q", tt.name, got, tt.want)
+		}
+	}
+}
