@@ -342,7 +342,9 @@ func descendants(pid int) []int {
 // captureTransport keeps the raw result of each tools/list answer: the
 // SDK's Tool type drops fields it does not know and rewrites others
 // (readOnlyHint:false appears even when the server sent nothing), and
-// def_hash must cover the definition as the server listed it.
+// def_hash must cover the definition as the server listed it. The SDK
+// still runs the protocol (initialize, pagination requests); the pages
+// are read here.
 type captureTransport struct {
 	inner sdk.Transport
 
@@ -385,6 +387,8 @@ func (t *captureTransport) take() ([]byte, bool) {
 	return p, true
 }
 
+var emptyPage = json.RawMessage(`{"tools":[]}`)
+
 type captureConn struct {
 	sdk.Connection
 	t *captureTransport
@@ -410,6 +414,10 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			delete(c.t.pending, k)
 			if resp.Error == nil {
 				c.t.pages = append(c.t.pages, bytes.Clone(resp.Result))
+				// narrowd reads the page itself; the SDK gets an empty
+				// one, so it never decodes (and validates) a hostile
+				// server's thousands of tools.
+				resp.Result = emptyPage
 			}
 		}
 		c.t.mu.Unlock()
