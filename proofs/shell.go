@@ -49,6 +49,7 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 		// The call keeps its ceiling; naming a secret it reaches
 		// through ~ or $HOME still tells the person and the agent why.
 		homeSecrets(&c, a, ps)
+		besideCode(&c, a, cwd, ps)
 		return c.ev
 	}
 	if len(a.Programs) == 0 {
@@ -390,6 +391,45 @@ func homeSecrets(c *claims, a *parse.Analysis, ps Paths) {
 				c.add("sensitive-name", rules.Guess, w.Value, "names a path under the home directory matching sensitive pattern "+pat, raise(rules.Scope))
 				return
 			}
+		}
+	}
+}
+
+// besideCode judges the other parts of a command that runs repository
+// code (make && rm -rf src): the call keeps its ceiling either way, but a
+// part that would be asked about on its own (a pure deletion, a path
+// outside the workspace or with a sensitive name, a link that leaves it,
+// the network, spending) is named as beside-code evidence, so a profile
+// that sends builds to a sandbox can tell a plain build from one that also
+// deletes or reaches out.
+func besideCode(c *claims, a *parse.Analysis, cwd string, ps Paths) {
+	if !slices.ContainsFunc(a.Programs, func(p parse.Program) bool { return p.RunsCode }) {
+		return
+	}
+	for _, p := range a.Programs {
+		if !p.Known || p.RunsCode || p.Privileged {
+			continue
+		}
+		var part claims
+		l, _, del := programLabels(&part, p, cwd, ps)
+		why := ""
+		switch {
+		case del:
+			why = "it deletes"
+		case l.Get(rules.Scope) == rules.Scope.Max():
+			why = "it reaches outside the workspace"
+		case l.Get(rules.Egress) > 0:
+			why = "it reaches the network"
+		case l.Get(rules.Financial) > 0:
+			why = "it can spend"
+		}
+		for _, e := range part.ev {
+			if why == "" && strings.HasPrefix(e.Effect, "raise:") {
+				why = e.Kind + " " + e.Subject
+			}
+		}
+		if why != "" {
+			c.add("beside-code", rules.Proven, argvText(p), "runs beside the repository's code and would be asked about on its own: "+why, effectNone)
 		}
 	}
 }
