@@ -51,6 +51,9 @@ type Paths struct {
 	// Disk, when set, is consulted for symlinks and hard links at check
 	// time. What it finds can only raise.
 	Disk Disk
+	// compiled is Sensitive read once by [NewPaths]; a Paths built
+	// otherwise matches with the general matcher.
+	compiled []sensitivePattern
 }
 
 // Disk is the part of the file system path proofs look at.
@@ -73,6 +76,7 @@ func (OSDisk) Readlink(name string) (string, error) { return os.Readlink(name) }
 // would make every path inside.
 func NewPaths(roots, sensitive []string, disk Disk) Paths {
 	p := Paths{Disk: disk, Sensitive: append(DefaultSensitive(), sensitive...)}
+	p.compiled = compileSensitive(p.Sensitive)
 	return p.WithRoots(roots)
 }
 
@@ -196,13 +200,26 @@ func (ps Paths) SensitiveMatch(abs string) string {
 		// secrets: the one exception to the .env patterns.
 		return ""
 	}
-	for _, pat := range ps.Sensitive {
-		if ok, _ := doublestar.Match(pat, rel); ok {
-			return pat
+	if len(ps.compiled) != len(ps.Sensitive) {
+		// A Paths built as a literal, or whose list was changed.
+		for _, pat := range ps.Sensitive {
+			if ok, _ := doublestar.Match(pat, rel); ok {
+				return pat
+			}
+		}
+		return ""
+	}
+	segs := splitRel(rel)
+	for _, sp := range ps.compiled {
+		if sp.match(rel, segs) {
+			return sp.pat
 		}
 	}
 	return ""
 }
+
+// splitRel splits a path without a leading / into its segments.
+func splitRel(rel string) []string { return strings.Split(rel, "/") }
 
 // Escape reports a symlink or hard link, seen on disk now, that takes an
 // inside path out of the workspace. It returns "" when there is none or

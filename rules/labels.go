@@ -1,10 +1,10 @@
 package rules
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -227,19 +227,25 @@ func (l Labels) String() string {
 
 // MarshalJSON writes the labels in spec order, then the facts.
 func (l Labels) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	// Every audit record carries labels, so this avoids fmt; names and
+	// values are fixed identifiers, but quoting keeps it correct anyway.
+	b := make([]byte, 0, 256)
+	b = append(b, '{')
 	for d := range Dim(NumDims) {
 		if d > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		fmt.Fprintf(&b, "%q:%q", d.String(), l.Value(d))
+		b = strconv.AppendQuote(b, d.String())
+		b = append(b, ':')
+		b = strconv.AppendQuote(b, l.Value(d))
 	}
 	for f := range Fact(NumFacts) {
-		fmt.Fprintf(&b, ",%q:%t", f.String(), l.Facts[f])
+		b = append(b, ',')
+		b = strconv.AppendQuote(b, f.String())
+		b = append(b, ':')
+		b = strconv.AppendBool(b, l.Facts[f])
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
 }
 
 // UnmarshalJSON reads labels strictly: all six labels must be present with
