@@ -25,6 +25,11 @@ type auditStats struct {
 	PromptsAvoidedEstimate int `json:"prompts_avoided_estimate"`
 	UnknownSessions        int `json:"unknown_session_decisions"`
 	Unlabelled             int `json:"unlabelled"`
+	// SandboxRuns and SandboxRefused count narrowd exec's own records:
+	// the check of a sandbox before a ticket's command ran, which follows
+	// a decision and is not one.
+	SandboxRuns    int `json:"sandbox_runs"`
+	SandboxRefused int `json:"sandbox_refused"`
 }
 
 // runStats prints totals from the audit log.
@@ -42,6 +47,14 @@ func runStats(ctx context.Context, e env, args []string) error {
 	err = daemon.ReadAudit(dir, func(r *daemon.Record) error {
 		if !f.match(r) {
 			return nil
+		}
+		switch r.Answer {
+		case "exec":
+			st.SandboxRuns++
+			return ctx.Err()
+		case "exec-refused":
+			st.SandboxRefused++
+			return ctx.Err()
 		}
 		st.Decisions++
 		st.ByAnswer[r.Answer]++
@@ -75,6 +88,7 @@ func runStats(ctx context.Context, e env, args []string) error {
 	fmt.Fprintf(w, "prompts avoided, estimate  %d   (pre-tool allows whose ceiling needed a person)\n", st.PromptsAvoidedEstimate)
 	fmt.Fprintf(w, "unlabelled tools           %d\n", st.Unlabelled)
 	fmt.Fprintf(w, "session unknown            %d\n", st.UnknownSessions)
+	fmt.Fprintf(w, "sandbox runs               %d   (refused by the check from outside: %d)\n", st.SandboxRuns, st.SandboxRefused)
 	printCounts(w, "by answer", st.ByAnswer, 0)
 	printCounts(w, "by agent", st.ByAgent, 0)
 	printCounts(w, "by tool", st.ByTool, 20)
