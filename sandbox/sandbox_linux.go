@@ -424,6 +424,14 @@ func lockStage() error {
 	if err := os.Chdir(spec.Dir); err != nil {
 		return fmt.Errorf("failed to enter the working directory: %w", err)
 	}
+	// The wrapper's death must end the sandbox. The parent-death signal
+	// set at fork did not survive the stages' execs on this kernel (a
+	// SIGKILLed wrapper left the command running), so set it again here,
+	// before telling the wrapper it is ready: if that write succeeds, the
+	// wrapper was alive after the signal was armed.
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("failed to tie the sandbox to narrowd exec: %w", err)
+	}
 	status := os.NewFile(statusFD, "status")
 	if _, err := fmt.Fprintf(status, "ready %d\n", abi); err != nil {
 		return err

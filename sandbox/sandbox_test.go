@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -572,5 +573,67 @@ func TestNothingOutlivesTheCommand(t *testing.T) {
 	time.Sleep(time.Second)
 	if !exists(late) {
 		t.Error("control: the background write did not happen outside the sandbox either, so the test proves nothing")
+	}
+}
+
+// TestWrapperKilledEndsSandbox: when narrowd exec itself is killed
+// (SIGKILL: no cleanup runs), the sandboxed command dies with it rather
+// than running on, reparented, and writing the workspace later. It runs
+// the real narrowd binary: as root, the parent-death signal armed at fork
+// was lost across the stages' execs there, which the test binary's helper
+// mode did not show.
+func TestWrapperKilledEndsSandbox(t *testing.T) {
+	r := newRunner(t)
+	if testing.Short() {
+		t.Skip("SKIPPING in -short: builds the narrowd binary")
+	}
+	dir := mkdirAll(t, 0o755)
+	narrowd := filepath.Join(dir, "narrowd")
+	build := exec.Command("go", "build", "-o", narrowd, "github.com/narrowd/narrowd/cmd/narrowd")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build narrowd: %v\n%s", err, out)
+	}
+	self := *r
+	self.cred, self.uid, self.gid = nil, os.Getuid(), os.Getgid()
+	for name, r := range map[string]*runner{"test-user": r, "self": &self} {
+		t.Run(name, func(t *testing.T) { wrapperKilled(t, r, narrowd) })
+	}
+}
+
+func wrapperKilled(t *testing.T, r *runner, narrowd string) {
+	ws := r.dir(t)
+	late := filepath.Join(ws, "late")
+	script := "echo started; sleep 3; echo late > " + late
+	run := func() *exec.Cmd {
+		c := exec.Command(narrowd, "exec", "--confine", "--write", ws, "--", "/bin/sh", "-c", script)
+		c.Dir = ws
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: r.cred}
+		return c
+	}
+	c := run()
+	out, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.Contains(line, "started") {
+		c.Process.Kill()
+		c.Wait()
+		t.Fatalf("the command did not start in the sandbox: %q %v", line, err)
+	}
+	// Not at once: the wrapper has settled into waiting for the command.
+	time.Sleep(time.Second)
+	c.Process.Kill()
+	c.Wait()
+	time.Sleep(3 * time.Second)
+	if exists(late) {
+		t.Error("the sandboxed command outlived the killed narrowd exec and wrote the workspace")
+	}
+	// The control: the same command, not killed, writes the file.
+	if out, err := run().CombinedOutput(); err != nil || !exists(late) {
+		t.Fatalf("control: %v, late written %v\n%s", err, exists(late), out)
 	}
 }
