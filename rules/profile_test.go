@@ -499,6 +499,9 @@ func TestBuiltinDecisions(t *testing.T) {
 	tainted := Session{Known: true, Called: map[string]bool{"reads_untrusted": true}}
 	inside := profEv("path-inside", Proven)
 	runs := profEv("runs-code", Proven)
+	runs.Subject = "go test ./..."
+	sourced := profEv("runs-code", Proven)
+	sourced.Subject = "source .env"
 	secret := profEv("sensitive-name", Guess)
 	type want struct{ readonly, standard, strict string }
 	tests := []struct {
@@ -529,6 +532,10 @@ func TestBuiltinDecisions(t *testing.T) {
 			want{"ask no-match", "allow read-workspace", "ask no-match"}},
 		{"run-tests", profInput("Bash", profTestsRun, runs, inside), nil,
 			want{"ask no-match", "sandbox run-repo-code", "ask no-match"}},
+		// Only build and test runners go to the sandbox, not text the
+		// agent wrote.
+		{"run-sourced", profInput("Bash", profTestsRun, sourced, inside), nil,
+			want{"ask no-match", "ask no-match", "ask no-match"}},
 		{"shell-ceiling-clean", profInput("Bash", profShellCeil), nil,
 			want{"ask no-match", "ask no-match", "ask no-match"}},
 		{"shell-ceiling-tainted", profInput("Bash", profShellCeil), &tainted,
