@@ -44,6 +44,11 @@ type Config struct {
 	// NoSnapshots turns the snapshot store off: no call narrows on a
 	// snapshot, as in check and the shim's fallback.
 	NoSnapshots bool
+	// SnapshotKeep is how long the daemon keeps snapshots before it
+	// prunes them (hourly, and at start); 0 means 7 days, and a negative
+	// value keeps them until `narrowd snapshots prune`. Without pruning a
+	// full store stops taking snapshots, and the writes they allowed ask.
+	SnapshotKeep time.Duration
 
 	// AllowAtPreTool turns off abstain-then-permission: when false (the
 	// default), narrowd abstains at pre-tool time for calls it would allow
@@ -85,6 +90,7 @@ const (
 	defaultReadTimeout     = 5 * time.Second
 	defaultAuditTimeout    = 2 * time.Second
 	defaultShutdownTimeout = 10 * time.Second
+	DefaultSnapshotKeep    = 7 * 24 * time.Hour
 )
 
 func (c *Config) fill() {
@@ -111,6 +117,9 @@ func (c *Config) fill() {
 	}
 	if c.Version == "" {
 		c.Version = "devel"
+	}
+	if c.SnapshotKeep == 0 {
+		c.SnapshotKeep = DefaultSnapshotKeep
 	}
 	if !c.NoSnapshots && c.Engine.Snapshots == nil && c.Engine.SnapshotDir == "" && c.StateDir != "" {
 		c.Engine.SnapshotDir = SnapshotDir(c.StateDir)

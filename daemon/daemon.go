@@ -143,6 +143,7 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 
 	var wg sync.WaitGroup
 	wg.Go(func() { s.watch(ctx) })
+	wg.Go(func() { s.pruneSnapshots(ctx) })
 	if s.cfg.MCP != nil {
 		// Discovery runs aside: a slow or hostile server delays only
 		// its own tools, which stay unlabelled meanwhile.

@@ -195,6 +195,13 @@ type Status struct {
 	AllowAtPreTool bool      `json:"allow_at_pre_tool"`
 	Interactive    bool      `json:"interactive"`
 	LastReloadErr  string    `json:"last_reload_error,omitempty"`
+	// Sandbox reports that this daemon issues tickets for narrowd exec.
+	Sandbox bool `json:"sandbox"`
+	// Snapshots is the snapshot store's directory, or "off";
+	// SnapshotKeep how long snapshots are kept ("forever" when never
+	// pruned).
+	Snapshots    string `json:"snapshots"`
+	SnapshotKeep string `json:"snapshot_keep,omitempty"`
 	// MCP is discovery's view; absent when discovery is off.
 	MCP *MCPStatus `json:"mcp,omitempty"`
 }
@@ -214,7 +221,15 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
 		AllowAtPreTool: s.cfg.AllowAtPreTool,
 		Interactive:    s.cfg.Interactive,
 		LastReloadErr:  lre,
+		Sandbox:        s.tickets != nil,
+		Snapshots:      "off",
 		MCP:            s.mcpStatus(),
+	}
+	if d := s.cfg.Engine.SnapshotDir; d != "" {
+		st.Snapshots, st.SnapshotKeep = d, s.cfg.SnapshotKeep.String()
+		if s.cfg.SnapshotKeep < 0 {
+			st.SnapshotKeep = "forever"
+		}
 	}
 	if st.Profile == "" {
 		st.Profile = "standard"

@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/narrowd/narrowd/proofs"
 	"github.com/narrowd/narrowd/rules"
@@ -127,4 +129,43 @@ func undoHint(id string, outcome rules.Outcome, ev []rules.Evidence) string {
 		return " (if a person approves, `narrowd undo " + id + "` puts the files back)"
 	}
 	return ""
+}
+
+// snapshotPruneEvery is how often the daemon prunes its snapshot store.
+const snapshotPruneEvery = time.Hour
+
+// pruneSnapshots removes snapshots older than cfg.SnapshotKeep from the
+// engine's store, at once and then every hour until ctx ends. The store's
+// own lock keeps it from racing a snapshot being taken or `narrowd undo`.
+func (s *Server) pruneSnapshots(ctx context.Context) {
+	dir := s.cfg.Engine.SnapshotDir
+	if dir == "" || s.cfg.SnapshotKeep < 0 {
+		return
+	}
+	t := time.NewTicker(snapshotPruneEvery)
+	defer t.Stop()
+	for {
+		s.pruneOnce(dir, s.cfg.SnapshotKeep)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Server) pruneOnce(dir string, keep time.Duration) {
+	store, err := snapshot.Open(dir, s.cfg.Engine.SnapshotBudget)
+	if err != nil {
+		s.log.Error("snapshot store: prune skipped", "err", err)
+		return
+	}
+	rep, err := store.Prune(keep, 0)
+	if err != nil {
+		s.log.Error("snapshot store: prune failed", "err", err)
+		return
+	}
+	if len(rep.Removed) > 0 {
+		s.log.Info("pruned old snapshots", "removed", len(rep.Removed), "older_than", keep.String())
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/narrowd/narrowd/daemon/agent"
 	"github.com/narrowd/narrowd/rules"
@@ -393,5 +394,41 @@ func TestUndoHint(t *testing.T) {
 		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
 			t.Errorf("%s: undoHint = %q, want it to contain %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestPruneSnapshots: the daemon prunes snapshots older than SnapshotKeep
+// from its store, and keeps younger ones.
+func TestPruneSnapshots(t *testing.T) {
+	w := newSnapWorld(t, snapshot.Budget{})
+	d := startDaemon(t, func(c *Config) { c.Engine.Workspaces = []string{w.ws} })
+	payload := claudePayload("PermissionRequest", "s1", "Bash", bash("cp config.example.yaml config.yaml"))
+	payload = bytes.Replace(payload, []byte(`"cwd":"/tmp"`), []byte(`"cwd":"`+w.ws+`"`), 1)
+	env, err := d.client().Hook(context.Background(), "claude", payload, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := snapshot.Open(SnapshotDir(d.cfg.StateDir), snapshot.Budget{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		snaps, err := store.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(snaps)
+	}
+	if count() != 1 {
+		t.Fatalf("%d snapshots after the call %s, want 1", count(), env.ID)
+	}
+	d.Server.pruneOnce(SnapshotDir(d.cfg.StateDir), time.Hour)
+	if count() != 1 {
+		t.Error("a snapshot younger than SnapshotKeep was pruned")
+	}
+	time.Sleep(time.Millisecond)
+	d.Server.pruneOnce(SnapshotDir(d.cfg.StateDir), time.Nanosecond)
+	if count() != 0 {
+		t.Error("a snapshot older than SnapshotKeep was kept")
 	}
 }

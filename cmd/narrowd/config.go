@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -35,6 +36,11 @@ import (
 //	abstain_for_permission_request = true
 //	interactive = false
 //	log_level = "info"
+//	snapshots = true               # the daemon's snapshot store (narrowd undo)
+//	snapshot_keep = "168h"         # prune snapshots older than this; "-1s" never
+//	mcp = true                     # discover the agents' MCP tools
+//	mcp_projects = ["/home/me/src/app"]  # more project dirs whose MCP config is read
+//	mcp_interval = "10m"           # how often MCP servers are listed again
 type fileConfig struct {
 	Socket                      string   `toml:"socket"`
 	HTTP                        string   `toml:"http"`
@@ -50,6 +56,24 @@ type fileConfig struct {
 	AbstainForPermissionRequest *bool    `toml:"abstain_for_permission_request"`
 	Interactive                 bool     `toml:"interactive"`
 	LogLevel                    string   `toml:"log_level"`
+	Snapshots                   *bool    `toml:"snapshots"`
+	SnapshotKeep                duration `toml:"snapshot_keep"`
+	MCP                         *bool    `toml:"mcp"`
+	MCPProjects                 []string `toml:"mcp_projects"`
+	MCPInterval                 duration `toml:"mcp_interval"`
+}
+
+// duration is a time.Duration written as text in the config file
+// ("10m", "168h").
+type duration struct{ time.Duration }
+
+func (d *duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("bad duration %q: %w", b, err)
+	}
+	d.Duration = v
+	return nil
 }
 
 // defaultConfigPath is $XDG_CONFIG_HOME/narrowd/config.toml, or under
@@ -93,7 +117,7 @@ func loadConfig(e env, path string) (fileConfig, error) {
 	for _, p := range []*string{&c.Socket, &c.Profile, &c.AuditDir, &c.StateDir} {
 		*p = expandHome(*p, home)
 	}
-	for _, list := range [][]string{c.Workspaces, c.Labels, c.Watch} {
+	for _, list := range [][]string{c.Workspaces, c.Labels, c.Watch, c.MCPProjects} {
 		for i := range list {
 			list[i] = expandHome(list[i], home)
 		}

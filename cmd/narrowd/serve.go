@@ -22,7 +22,8 @@ import (
 const serveUsage = `serve [--config FILE] [--socket PATH] [--http 127.0.0.1:PORT] [--metrics 127.0.0.1:PORT]
        [--profile NAME|FILE] [--workspace DIR]... [--labels FILE]... [--watch FILE]... [--audit-dir DIR] [--state-dir DIR]
        [--audit-max-size BYTES] [--allow-at-pretool] [--interactive] [--log-level LEVEL]
-       [--mcp=false] [--mcp-project DIR]... [--mcp-interval DURATION]`
+       [--mcp=false] [--mcp-project DIR]... [--mcp-interval DURATION]
+       [--snapshots=false] [--snapshot-keep DURATION]`
 
 // runServe runs the daemon until SIGINT or SIGTERM; SIGHUP reloads the
 // profile and label files. Flags override the
@@ -50,6 +51,8 @@ func runServe(ctx context.Context, e env, args []string) error {
 	var mcpProjects multiFlag
 	fs.Var(&mcpProjects, "mcp-project", "a project directory whose project-level MCP configuration is read, beside the workspaces and the projects ~/.claude.json records (repeatable)")
 	mcpInterval := fs.Duration("mcp-interval", 10*time.Minute, "how often MCP servers are listed again (configuration changes are seen at once)")
+	snapshots := fs.Bool("snapshots", true, "copy the workspace files a call changes into the snapshot store first (narrowd undo); off: such writes are judged as check judges them")
+	snapshotKeep := fs.Duration("snapshot-keep", daemon.DefaultSnapshotKeep, "prune snapshots older than this, hourly (negative: never)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -93,6 +96,23 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if set["interactive"] {
 		c.Interactive = *interactive
 	}
+	mcpEnabled := c.MCP == nil || *c.MCP
+	if set["mcp"] {
+		mcpEnabled = *mcpOn
+	}
+	if set["mcp-project"] {
+		c.MCPProjects = mcpProjects
+	}
+	if set["mcp-interval"] || c.MCPInterval.Duration == 0 {
+		c.MCPInterval.Duration = *mcpInterval
+	}
+	snapshotsOn := c.Snapshots == nil || *c.Snapshots
+	if set["snapshots"] {
+		snapshotsOn = *snapshots
+	}
+	if set["snapshot-keep"] || c.SnapshotKeep.Duration == 0 {
+		c.SnapshotKeep.Duration = *snapshotKeep
+	}
 	c.defaults(e)
 	if c.StateDir == "" || c.AuditDir == "" {
 		return errors.New("no state directory: set HOME, XDG_STATE_HOME or --state-dir")
@@ -112,12 +132,14 @@ func runServe(ctx context.Context, e env, args []string) error {
 		StateDir:       c.StateDir,
 		AllowAtPreTool: allowPre,
 		Interactive:    c.Interactive,
+		NoSnapshots:    !snapshotsOn,
+		SnapshotKeep:   c.SnapshotKeep.Duration,
 		NotifySocket:   e.getenv("NOTIFY_SOCKET"),
 		Version:        version(),
 		Logger:         log,
 	}
-	if *mcpOn {
-		cfg.MCP = mcpDiscovery(e, append(slices.Clone(c.Workspaces), mcpProjects...), *mcpInterval, log)
+	if mcpEnabled {
+		cfg.MCP = mcpDiscovery(e, append(slices.Clone(c.Workspaces), c.MCPProjects...), c.MCPInterval.Duration, log)
 	}
 
 	// Build the engine, audit log and session history first: a bad
