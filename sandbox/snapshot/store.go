@@ -433,6 +433,11 @@ func (s *Store) Get(id string) (Snapshot, error) {
 		if f.Exists && !validSum(f.SHA256) {
 			return Snapshot{}, fmt.Errorf("%w: index %s has a bad hash for %s", ErrTampered, id, f.Path)
 		}
+		if _, err := rel(f.Root, f.Path); err != nil {
+			// narrowd only preserves files under a workspace root; an
+			// index that says otherwise would steer undo elsewhere.
+			return Snapshot{}, fmt.Errorf("%w: index %s: %w", ErrTampered, id, err)
+		}
 	}
 	return snap, nil
 }
