@@ -23,6 +23,8 @@ func dashboardMetrics() []string {
 		"narrowd_decision_duration_seconds_count",
 		"narrowd_unlabelled_calls_total",
 		"narrowd_profile_reloads_total",
+		"narrowd_mcp_tools",
+		"narrowd_mcp_drift_total",
 	}
 }
 
