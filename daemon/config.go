@@ -49,6 +49,10 @@ type Config struct {
 	// value keeps them until `narrowd snapshots prune`. Without pruning a
 	// full store stops taking snapshots, and the writes they allowed ask.
 	SnapshotKeep time.Duration
+	// TicketTTL is how long a sandbox ticket stays redeemable after the
+	// hook answer that issued it; 0 means 60 s. An agent runs a rewritten
+	// call at once, so a short life leaves little to replay.
+	TicketTTL time.Duration
 
 	// AllowAtPreTool turns off abstain-then-permission: when false (the
 	// default), narrowd abstains at pre-tool time for calls it would allow
@@ -117,6 +121,9 @@ func (c *Config) fill() {
 	}
 	if c.Version == "" {
 		c.Version = "devel"
+	}
+	if c.TicketTTL <= 0 {
+		c.TicketTTL = defaultTicketTTL
 	}
 	if c.SnapshotKeep == 0 {
 		c.SnapshotKeep = DefaultSnapshotKeep

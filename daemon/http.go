@@ -195,8 +195,10 @@ type Status struct {
 	AllowAtPreTool bool      `json:"allow_at_pre_tool"`
 	Interactive    bool      `json:"interactive"`
 	LastReloadErr  string    `json:"last_reload_error,omitempty"`
-	// Sandbox reports that this daemon issues tickets for narrowd exec.
-	Sandbox bool `json:"sandbox"`
+	// Sandbox reports that this daemon issues tickets for narrowd exec,
+	// each redeemable for TicketTTL.
+	Sandbox   bool   `json:"sandbox"`
+	TicketTTL string `json:"ticket_ttl,omitempty"`
 	// Snapshots is the snapshot store's directory, or "off";
 	// SnapshotKeep how long snapshots are kept ("forever" when never
 	// pruned).
@@ -224,6 +226,9 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
 		Sandbox:        s.tickets != nil,
 		Snapshots:      "off",
 		MCP:            s.mcpStatus(),
+	}
+	if s.tickets != nil {
+		st.TicketTTL = s.tickets.ttl.String()
 	}
 	if d := s.cfg.Engine.SnapshotDir; d != "" {
 		st.Snapshots, st.SnapshotKeep = d, s.cfg.SnapshotKeep.String()

@@ -93,7 +93,7 @@ func newTickets(cfg Config) *tickets {
 		return nil
 	}
 	return &tickets{
-		ttl: defaultTicketTTL, exe: exe, socket: cfg.SocketPath, now: cfg.now,
+		ttl: cfg.TicketTTL, exe: exe, socket: cfg.SocketPath, now: cfg.now,
 		live: map[string]*ticket{}, claims: map[string]*claim{}, latched: map[string]string{},
 	}
 }

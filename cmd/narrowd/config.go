@@ -38,6 +38,7 @@ import (
 //	log_level = "info"
 //	snapshots = true               # the daemon's snapshot store (narrowd undo)
 //	snapshot_keep = "168h"         # prune snapshots older than this; "-1s" never
+//	ticket_ttl = "60s"             # how long a sandbox ticket stays redeemable
 //	mcp = true                     # discover the agents' MCP tools
 //	mcp_projects = ["/home/me/src/app"]  # more project dirs whose MCP config is read
 //	mcp_interval = "10m"           # how often MCP servers are listed again
@@ -58,6 +59,7 @@ type fileConfig struct {
 	LogLevel                    string   `toml:"log_level"`
 	Snapshots                   *bool    `toml:"snapshots"`
 	SnapshotKeep                duration `toml:"snapshot_keep"`
+	TicketTTL                   duration `toml:"ticket_ttl"`
 	MCP                         *bool    `toml:"mcp"`
 	MCPProjects                 []string `toml:"mcp_projects"`
 	MCPInterval                 duration `toml:"mcp_interval"`

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/narrowd/narrowd/sandbox"
 )
 
 func TestMain(m *testing.M) {
@@ -16,6 +19,14 @@ func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:  "../../testdata/script",
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){"waitsock": waitSock},
+		// [landlock]: this kernel can run narrowd's sandbox, so a
+		// serving daemon issues tickets.
+		Condition: func(cond string) (bool, error) {
+			if cond == "landlock" {
+				return sandbox.LandlockABI() >= 1, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 	})
 }
 

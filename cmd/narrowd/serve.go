@@ -23,7 +23,7 @@ const serveUsage = `serve [--config FILE] [--socket PATH] [--http 127.0.0.1:PORT
        [--profile NAME|FILE] [--workspace DIR]... [--labels FILE]... [--watch FILE]... [--audit-dir DIR] [--state-dir DIR]
        [--audit-max-size BYTES] [--allow-at-pretool] [--interactive] [--log-level LEVEL]
        [--mcp=false] [--mcp-project DIR]... [--mcp-interval DURATION]
-       [--snapshots=false] [--snapshot-keep DURATION]`
+       [--snapshots=false] [--snapshot-keep DURATION] [--ticket-ttl DURATION]`
 
 // runServe runs the daemon until SIGINT or SIGTERM; SIGHUP reloads the
 // profile and label files. Flags override the
@@ -53,6 +53,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	mcpInterval := fs.Duration("mcp-interval", 10*time.Minute, "how often MCP servers are listed again (configuration changes are seen at once)")
 	snapshots := fs.Bool("snapshots", true, "copy the workspace files a call changes into the snapshot store first (narrowd undo); off: such writes are judged as check judges them")
 	snapshotKeep := fs.Duration("snapshot-keep", daemon.DefaultSnapshotKeep, "prune snapshots older than this, hourly (negative: never)")
+	ticketTTL := fs.Duration("ticket-ttl", 0, "how long a sandbox ticket stays redeemable after the hook answer (default 60s)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -110,6 +111,9 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if set["snapshots"] {
 		snapshotsOn = *snapshots
 	}
+	if set["ticket-ttl"] {
+		c.TicketTTL.Duration = *ticketTTL
+	}
 	if set["snapshot-keep"] || c.SnapshotKeep.Duration == 0 {
 		c.SnapshotKeep.Duration = *snapshotKeep
 	}
@@ -134,6 +138,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		Interactive:    c.Interactive,
 		NoSnapshots:    !snapshotsOn,
 		SnapshotKeep:   c.SnapshotKeep.Duration,
+		TicketTTL:      c.TicketTTL.Duration,
 		NotifySocket:   e.getenv("NOTIFY_SOCKET"),
 		Version:        version(),
 		Logger:         log,
