@@ -153,7 +153,7 @@ func (e *Engine) JudgeAs(id string, call rules.Call, sess rules.Session) (v rule
 		}
 	}()
 	v.Agent, v.Tool = call.Agent, call.Tool
-	entry, key := e.resolve(call)
+	entry, key, mcp := e.resolve(call)
 	v.Key = key
 	in := rules.Input{Call: &call, Key: key, Session: sess}
 	if entry == nil {
@@ -170,7 +170,7 @@ func (e *Engine) JudgeAs(id string, call rules.Call, sess rules.Session) (v rule
 	}
 	ceiling := entry.Labels
 	want := e.mayPreserve(id, call)
-	ev, targets, complete := e.evidence(entry.Input, call, want)
+	ev, targets, complete := e.evidence(entry.Input, call, mcp, want)
 	if want {
 		ev = append(ev, e.preserve(id, targets, complete, ceiling, ev)...)
 	}
@@ -239,21 +239,22 @@ func findings(ev []rules.Evidence) string {
 // resolve finds the catalog entry for a call and its key. MCP tools are
 // keyed server/tool and are unlabelled until a label file binds them to
 // a def_hash that narrowd has seen.
-func (e *Engine) resolve(call rules.Call) (*rules.Entry, string) {
+func (e *Engine) resolve(call rules.Call) (entry *rules.Entry, key string, mcp bool) {
 	if entry, key, ok := e.resolveMCP(call); ok {
-		return entry, key
+		return entry, key, true
 	}
 	if entry, ok := e.catalog.Lookup(call.Agent, call.Tool); ok {
-		return entry, entry.Key
+		return entry, entry.Key, false
 	}
-	return nil, call.Agent + "/" + call.Tool
+	return nil, call.Agent + "/" + call.Tool, false
 }
 
 // evidence gathers what narrowd can prove about one call's arguments
 // and, when targets is set, the workspace files it would change
-// (complete reports that the list is whole).
-func (e *Engine) evidence(spec rules.InputSpec, call rules.Call, targets bool) (ev []rules.Evidence, ts []proofs.Target, complete bool) {
-	if e.isMCPCall(call) {
+// (complete reports that the list is whole). mcp says resolve found an
+// MCP tool.
+func (e *Engine) evidence(spec rules.InputSpec, call rules.Call, mcp, targets bool) (ev []rules.Evidence, ts []proofs.Target, complete bool) {
+	if mcp {
 		// An MCP server resolves paths itself: only what proofs.MCPTool
 		// proves counts.
 		return e.mcpEvidence(spec, call), nil, false

@@ -59,12 +59,6 @@ func callDir(call rules.Call) string {
 	return ""
 }
 
-// isMCPCall reports whether the engine resolved call as an MCP tool.
-func (e *Engine) isMCPCall(call rules.Call) bool {
-	_, _, handled := e.resolveMCP(call)
-	return handled
-}
-
 // mcpEvidence gathers the evidence for a labelled MCP tool's call from
 // the arguments its label record names (proofs.MCPTool).
 func (e *Engine) mcpEvidence(spec rules.InputSpec, call rules.Call) []rules.Evidence {
