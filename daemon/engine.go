@@ -262,12 +262,9 @@ func (e *Engine) evidence(spec rules.InputSpec, call rules.Call, mcp, targets bo
 	ps := e.paths.WithRoots(append(slices.Clip(call.Workspaces), e.roots...))
 	cwd := call.Cwd
 	if spec.Kind == rules.InputShell {
-		if dir, _ := call.Input[spec.Dir].(string); spec.Dir != "" && dir != "" {
-			w := ps.Resolve(cwd, dir)
-			if w.Abs == "" {
-				return []rules.Evidence{{Kind: "path-outside", Strength: rules.Proven, Subject: dir, Detail: w.Why, Effect: "none"}}, nil, false
-			}
-			cwd = w.Abs
+		var dir, why string
+		if cwd, dir, why = shellDir(spec, call, ps); why != "" {
+			return []rules.Evidence{{Kind: "path-outside", Strength: rules.Proven, Subject: dir, Detail: why, Effect: "none"}}, nil, false
 		}
 		cmd, ok := call.Input[spec.Field].(string)
 		if !ok {
@@ -283,6 +280,21 @@ func (e *Engine) evidence(spec rules.InputSpec, call rules.Call, mcp, targets bo
 		ts, complete = proofs.ToolTargets(spec, call.Input, cwd, ps)
 	}
 	return proofs.Tool(spec, call.Input, cwd, ps), ts, complete
+}
+
+// shellDir is the directory a shell call runs in: its cwd, or the tool's
+// directory argument resolved against it. When that argument names no
+// directory narrowd can resolve, why says so and dir is the argument.
+func shellDir(spec rules.InputSpec, call rules.Call, ps proofs.Paths) (cwd, dir, why string) {
+	dir, _ = call.Input[spec.Dir].(string)
+	if spec.Dir == "" || dir == "" {
+		return call.Cwd, "", ""
+	}
+	w := ps.Resolve(call.Cwd, dir)
+	if w.Abs == "" {
+		return "", dir, w.Why
+	}
+	return w.Abs, dir, ""
 }
 
 // failVerdict is the one fixed answer for internal failures: deny.

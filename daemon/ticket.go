@@ -110,15 +110,10 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// shellCall returns the command text and working directory of a shell
-// call, as the engine judged them.
-func (e *Engine) shellCall(call rules.Call) (command, cwd string, ok bool) {
-	command, cwd, _, ok = e.shellEntry(call)
-	return command, cwd, ok
-}
-
-// shellEntry is shellCall with the tool's ceiling labels.
-func (e *Engine) shellEntry(call rules.Call) (command, cwd string, ceiling rules.Labels, ok bool) {
+// shellCall returns the command text, working directory and ceiling of
+// a call to a built-in shell tool, the directory resolved as the engine
+// resolved it when it judged the call.
+func (e *Engine) shellCall(call rules.Call) (command, cwd string, ceiling rules.Labels, ok bool) {
 	// Only built-in shell tools: an MCP tool is never looked up by name
 	// in the catalog.
 	entry, found := e.catalog.Lookup(call.Agent, call.Tool)
@@ -126,16 +121,8 @@ func (e *Engine) shellEntry(call rules.Call) (command, cwd string, ceiling rules
 		return "", "", ceiling, false
 	}
 	command, _ = call.Input[entry.Input.Field].(string)
-	cwd = call.Cwd
-	if entry.Input.Dir != "" {
-		if dir, _ := call.Input[entry.Input.Dir].(string); dir != "" {
-			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(cwd, dir)
-			}
-			cwd = filepath.Clean(dir)
-		}
-	}
-	return command, cwd, entry.Labels, command != "" && filepath.IsAbs(cwd)
+	cwd, _, why := shellDir(entry.Input, call, e.paths)
+	return command, cwd, entry.Labels, command != "" && why == "" && filepath.IsAbs(cwd)
 }
 
 // latchKey names a session for the latch.
@@ -147,7 +134,7 @@ func (ts *tickets) issue(e *Engine, call rules.Call) (*ticket, error) {
 	if ts == nil {
 		return nil, errors.New("this daemon cannot issue sandbox tickets")
 	}
-	command, cwd, ceiling, ok := e.shellEntry(call)
+	command, cwd, ceiling, ok := e.shellCall(call)
 	if !ok {
 		return nil, errors.New("only a shell command with a known working directory can run in narrowd's sandbox")
 	}
@@ -214,7 +201,7 @@ func (ts *tickets) redeems(e *Engine, call rules.Call) bool {
 	if ts == nil || call.Phase == rules.PostTool {
 		return false
 	}
-	command, _, ok := e.shellCall(call)
+	command, _, _, ok := e.shellCall(call)
 	if !ok {
 		return false
 	}
@@ -363,7 +350,7 @@ func (e *Engine) sandboxed(call rules.Call, sess rules.Session, v rules.Verdict)
 	if v.Ceiling == nil || v.Decision.Outcome != rules.Ask {
 		return v
 	}
-	if _, _, ok := e.shellCall(call); !ok {
+	if _, _, _, ok := e.shellCall(call); !ok {
 		return v
 	}
 	ev := append(slices.Clone(v.Evidence), pendingSandbox()...)
