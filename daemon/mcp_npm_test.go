@@ -2,102 +2,38 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/narrowd/narrowd/daemon/mcp"
+	"github.com/narrowd/narrowd/internal/npmcache"
 	"github.com/narrowd/narrowd/rules"
 )
 
 // The real MCP servers the tests start, pinned.
 var (
-	fsServer         = npmServer{Pkg: "@modelcontextprotocol/server-filesystem", Version: "2026.8.31", Bin: "mcp-server-filesystem"}
-	everythingServer = npmServer{Pkg: "@modelcontextprotocol/server-everything", Version: "2026.8.31", Bin: "mcp-server-everything"}
+	fsServer         = npmcache.Package{Name: "@modelcontextprotocol/server-filesystem", Version: "2026.8.31", Bin: "mcp-server-filesystem", IgnoreScripts: true}
+	everythingServer = npmcache.Package{Name: "@modelcontextprotocol/server-everything", Version: "2026.8.31", Bin: "mcp-server-everything", IgnoreScripts: true}
 )
 
-type npmServer struct{ Pkg, Version, Bin string }
-
-// npmRequired: in CI or with NARROWD_E2E_REQUIRE=1 a missing npm or
-// registry fails the test instead of skipping it.
-func npmRequired() bool {
-	return os.Getenv("CI") != "" || os.Getenv("NARROWD_E2E_REQUIRE") == "1"
-}
-
-// installServer returns the server's executable from the e2e cache
-// ($NARROWD_E2E_CACHE, default ~/.cache/narrowd-e2e, one directory per
-// pkg@version, shared with the e2e suite), installing it once. It skips
-// the test with one loud line when npm or the registry is missing.
-func installServer(t *testing.T, s npmServer) string {
+// installServer returns the server's executable from the e2e suite's npm
+// cache, installing it once. It skips the test with one loud line when
+// npm or the registry is missing, and fails it when that is required.
+func installServer(t *testing.T, s npmcache.Package) string {
 	t.Helper()
-	bin, err := installNpm(s)
+	bin, err := npmcache.Install(s)
 	if err != nil {
-		msg := fmt.Sprintf("MCP E2E SKIPPED: %s@%s: %v", s.Pkg, s.Version, err)
-		if npmRequired() {
+		msg := fmt.Sprintf("MCP E2E SKIPPED: %s: %v", s.ID(), err)
+		if npmcache.Required() {
 			t.Fatal("MCP E2E FAILED: " + msg + " (CI or NARROWD_E2E_REQUIRE=1 is set)")
 		}
 		fmt.Fprintln(os.Stderr, msg)
 		t.Skip(msg)
 	}
 	return bin
-}
-
-func installNpm(s npmServer) (string, error) {
-	root := os.Getenv("NARROWD_E2E_CACHE")
-	if root == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		root = filepath.Join(home, ".cache", "narrowd-e2e")
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", err
-	}
-	id := s.Pkg + "@" + s.Version
-	name := strings.ReplaceAll(id, "/", "+")
-	dir := filepath.Join(root, name)
-	bin := filepath.Join(dir, "node_modules", ".bin", s.Bin)
-	lock, err := os.OpenFile(filepath.Join(root, name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", err
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return "", errors.New("npm is not on PATH")
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		return "", errors.New("node is not on PATH")
-	}
-	tmp := dir + ".tmp"
-	os.RemoveAll(tmp)
-	out, err := exec.Command(npm, "install", "--prefix", tmp, id, "--no-audit", "--no-fund", "--ignore-scripts", "--fetch-retries=0").CombinedOutput()
-	if err != nil {
-		os.RemoveAll(tmp)
-		return "", fmt.Errorf("npm install failed (registry unreachable?): %v: %.300s", err, out)
-	}
-	os.RemoveAll(dir)
-	if err := os.Rename(tmp, dir); err != nil {
-		return "", err
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return "", fmt.Errorf("npm install left no %s", s.Bin)
-	}
-	return bin, nil
 }
 
 const fsReadLabels = `

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/narrowd/narrowd/internal/npmcache"
 )
 
 // copilotCacheDir is the shared $COPILOT_CACHE_HOME: the npm loader
@@ -29,7 +31,7 @@ func warmCopilot(bin string) error {
 		"COPILOT_OFFLINE=true", "COPILOT_AUTO_UPDATE=false", "TERM=dumb"}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%w: %s", err, lastLines(string(out), 5))
+		return fmt.Errorf("%w: %s", err, npmcache.LastLines(string(out), 5))
 	}
 	return nil
 }

@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/narrowd/narrowd/internal/npmcache"
 )
 
 // narrowdBin is the narrowd binary TestMain builds once for every test.
@@ -60,12 +62,6 @@ func runMain(m *testing.M) int {
 
 // ---- honest skips -------------------------------------------------------
 
-// required reports whether the suite must run rather than skip: in CI or
-// with NARROWD_E2E_REQUIRE=1.
-func required() bool {
-	return os.Getenv("CI") != "" || os.Getenv("NARROWD_E2E_REQUIRE") == "1"
-}
-
 // missing skips the test with one loud line naming what is missing, or
 // fails it when the suite is required to run.
 // The line is printed to stderr once per cause, so that a run without -v
@@ -73,7 +69,7 @@ func required() bool {
 func missing(t testing.TB, format string, args ...any) {
 	t.Helper()
 	why := fmt.Sprintf(format, args...)
-	if required() {
+	if npmcache.Required() {
 		t.Fatal("E2E FAILED: " + why + " (CI or NARROWD_E2E_REQUIRE=1 is set, so the suite must run)")
 	}
 	msg := "E2E SKIPPED: " + why
@@ -98,8 +94,8 @@ type npmClient struct {
 	Pkg, Version string
 	// Bin is the executable's name under node_modules/.bin.
 	Bin string
-	// Warm, when set, runs once after install with the bin path (under the
-	// install lock), e.g. to unpack a client's payload into a shared cache.
+	// Warm, when set, runs once per test binary after install with the
+	// bin path, e.g. to unpack a client's payload into a shared cache.
 	Warm func(bin string) error
 }
 
@@ -112,19 +108,6 @@ var (
 )
 
 func (c npmClient) id() string { return c.Pkg + "@" + c.Version }
-
-// cacheDir is where the clients are installed: $NARROWD_E2E_CACHE, else
-// $HOME/.cache/narrowd-e2e.
-func cacheDir() (string, error) {
-	if d := os.Getenv("NARROWD_E2E_CACHE"); d != "" {
-		return d, nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("no $NARROWD_E2E_CACHE and no home directory: %w", err)
-	}
-	return filepath.Join(home, ".cache", "narrowd-e2e"), nil
-}
 
 type installResult struct {
 	bin string
@@ -155,59 +138,11 @@ func needClient(t testing.TB, c npmClient) string {
 	return r.bin
 }
 
-// installClient installs c into its own directory of the cache, reusing a
-// complete earlier install. A file lock keeps parallel test binaries from
-// installing into the same place; the install goes to a temp directory
-// that is renamed into place, so an existing bin means a complete install.
+// installClient installs c into the shared npm cache and warms it.
 func installClient(c npmClient) (string, error) {
-	root, err := cacheDir()
+	bin, err := npmcache.Install(npmcache.Package{Name: c.Pkg, Version: c.Version, Bin: c.Bin})
 	if err != nil {
 		return "", err
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", fmt.Errorf("cache dir: %w", err)
-	}
-	name := strings.ReplaceAll(c.id(), "/", "+")
-	dir := filepath.Join(root, name)
-	bin := filepath.Join(dir, "node_modules", ".bin", c.Bin)
-
-	lock, err := os.OpenFile(filepath.Join(root, name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", fmt.Errorf("lock file: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("lock %s: %w", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-
-	if _, err := os.Stat(bin); err != nil {
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			return "", errors.New("npm is not on PATH (install Node.js and npm)")
-		}
-		// Ask the registry once, without npm's minute of retries, so an
-		// offline machine skips fast.
-		view := exec.Command(npm, "view", c.id(), "version", "--fetch-retries=0", "--fetch-timeout=15000")
-		if out, err := view.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("the npm registry is unreachable or lacks %s (npm view: %w: %s)", c.id(), err, firstLine(string(out), "npm error"))
-		}
-		tmp := dir + ".tmp"
-		os.RemoveAll(tmp)
-		cmd := exec.Command(npm, "install", "--prefix", tmp, c.id(), "--no-audit", "--no-fund")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			os.RemoveAll(tmp)
-			return "", fmt.Errorf("npm install %s failed (registry unreachable?): %w: %s", c.id(), err, lastLines(string(out), 5))
-		}
-		if _, err := os.Stat(filepath.Join(tmp, "node_modules", ".bin", c.Bin)); err != nil {
-			os.RemoveAll(tmp)
-			return "", fmt.Errorf("npm install %s left no %s bin", c.id(), c.Bin)
-		}
-		os.RemoveAll(dir)
-		if err := os.Rename(tmp, dir); err != nil {
-			return "", fmt.Errorf("move install into place: %w", err)
-		}
 	}
 	if c.Warm != nil {
 		if err := c.Warm(bin); err != nil {
@@ -215,26 +150,6 @@ func installClient(c npmClient) (string, error) {
 		}
 	}
 	return bin, nil
-}
-
-// firstLine is the first line of s that starts with prefix, else its first
-// line.
-func firstLine(s, prefix string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	for _, l := range lines {
-		if strings.HasPrefix(l, prefix) {
-			return l
-		}
-	}
-	return lines[0]
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }
 
 // ---- the world ------------------------------------------------------------
