@@ -1,9 +1,6 @@
 package daemon
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -18,25 +15,7 @@ import (
 // replace an ask, and the build and test runners are counted (go test -v
 // -run CorpusSandbox ./daemon).
 func TestCorpusSandbox(t *testing.T) {
-	f, err := os.Open("../testdata/corpus/commands.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	type entry struct{ ID, Command, Expect, Category string }
-	var entries []entry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var e entry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatal(err)
-		}
-		entries = append(entries, e)
-	}
-	if len(entries) < 600 {
-		t.Fatalf("corpus has %d entries", len(entries))
-	}
+	entries := corpusEntries(t)
 	e, err := NewEngine(EngineConfig{Sandbox: true})
 	if err != nil {
 		t.Fatal(err)

@@ -49,25 +49,7 @@ func seedWorkspace(t *testing.T, ws string, a *parse.Analysis) {
 // one snapshot. It logs how many workspace writes each allows (go test
 // -v -run CorpusWithSnapshots ./daemon).
 func TestCorpusWithSnapshots(t *testing.T) {
-	f, err := os.Open("../testdata/corpus/commands.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	type entry struct{ ID, Command, Expect string }
-	var entries []entry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var e entry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatal(err)
-		}
-		entries = append(entries, e)
-	}
-	if len(entries) < 600 {
-		t.Fatalf("corpus has %d entries", len(entries))
-	}
+	entries := corpusEntries(t)
 	base := t.TempDir()
 	store, err := snapshot.Open(filepath.Join(base, "state", "snapshots"), snapshot.Budget{})
 	if err != nil {
@@ -143,4 +125,34 @@ func TestCorpusWithSnapshots(t *testing.T) {
 	if counts["workspace-write"] == nil || counts["workspace-write"].with <= counts["workspace-write"].without {
 		t.Error("the snapshot store lets no more workspace writes run")
 	}
+}
+
+// corpusEntry is one line of the shared command corpus.
+type corpusEntry struct{ ID, Command, Expect, Category string }
+
+// corpusEntries reads testdata/corpus/commands.jsonl whole.
+func corpusEntries(t *testing.T) []corpusEntry {
+	t.Helper()
+	f, err := os.Open("../testdata/corpus/commands.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var entries []corpusEntry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var e corpusEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, e)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) < 600 {
+		t.Fatalf("corpus has %d entries", len(entries))
+	}
+	return entries
 }
