@@ -203,34 +203,13 @@ func TestClaudeDaemonDown(t *testing.T) {
 			ps := []probe{probeLs(n), probeWrite(n), probeRmOutside(n), probeCurl(n, pe), probeSSHKey(n)}
 			sc := scenarioOf("down", ps)
 			runClaude(t, w, bin, sc)
-			last := w.Model.Last(sc.Name)
-			for i, p := range ps {
-				res, ok := last.Result(i, 0)
-				if !ok {
-					t.Errorf("%s: no tool result", p.name)
-					continue
-				}
-				in := json.RawMessage(expand(p.call.Input, w.Model.Vars))
-				v := w.Check("claude", claudeSpec.payload(w, p.call.Name, in, CallID(i, 0)))
-				ran := p.ran(w, res)
-				t.Logf("%s: profile says %s, ran=%v", p.name, v.Decision.Outcome, ran)
-				switch {
-				case ran && (p.never || v.Decision.Outcome != "allow"):
-					t.Errorf("%s ran with the daemon down although the profile says %s", p.name, v.Decision.Outcome)
-				case !http && v.Decision.Outcome == "allow" && !ran:
-					t.Errorf("%s: the in-process fallback should have let it run (profile: allow): %+v", p.name, res)
-				case http && ran:
-					// Nothing answers the http hook, which install wrote
-					// with onFailure "block": every call is blocked.
-					t.Errorf("%s ran with the http hook unanswered", p.name)
-				case http && !strings.Contains(res.Text, "block"):
-					t.Errorf("%s: want Claude's onFailure block in the result: %+v", p.name, res)
-				}
+			refusal := ""
+			if http {
+				// Nothing answers the http hook, which install wrote
+				// with onFailure "block": every call is blocked.
+				refusal = "block"
 			}
-			mustExist(t, w.MarkerFile, "")
-			if len(pe.sink.Hits()) != 0 {
-				t.Errorf("the sink got requests: %v", pe.sink.Hits())
-			}
+			checkDaemonDown(t, w, claudeSpec, pe, ps, sc, http, refusal)
 			if recs := w.Audit(); len(recs) != 0 {
 				t.Logf("%d audit records written while the daemon was down (expected none)", len(recs))
 			}

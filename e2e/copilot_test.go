@@ -173,28 +173,5 @@ func TestCopilotDaemonDown(t *testing.T) {
 	ps := []probe{probeLs(n), probeWrite(n), probeRmOutside(n), probeCurl(n, pe), probeSSHKey(n)}
 	sc := scenarioOf("down", ps)
 	runCopilot(t, w, bin, sc)
-	last := w.Model.Last(sc.Name)
-	for i, p := range ps {
-		res, ok := last.Result(i, 0)
-		if !ok {
-			t.Errorf("%s: no tool result", p.name)
-			continue
-		}
-		in := json.RawMessage(expand(p.call.Input, w.Model.Vars))
-		v := w.Check("copilot", copilotSpec.payload(w, p.call.Name, in, CallID(i, 0)))
-		ran := p.ran(w, res)
-		t.Logf("%s: profile says %s, ran=%v", p.name, v.Decision.Outcome, ran)
-		switch {
-		case ran && (p.never || v.Decision.Outcome != "allow"):
-			t.Errorf("%s ran with the daemon down although the profile says %s", p.name, v.Decision.Outcome)
-		case v.Decision.Outcome == "allow" && !ran:
-			t.Errorf("%s: the in-process fallback should have let it run (profile: allow): %+v", p.name, res)
-		case !ran && !strings.Contains(res.Text, "narrowd"):
-			t.Errorf("%s: refused without narrowd's reason: %+v", p.name, res)
-		}
-	}
-	mustExist(t, w.MarkerFile, "")
-	if len(pe.sink.Hits()) != 0 {
-		t.Errorf("the sink got requests: %v", pe.sink.Hits())
-	}
+	checkDaemonDown(t, w, copilotSpec, pe, ps, sc, false, "narrowd")
 }

@@ -298,3 +298,39 @@ func checkTaint(t *testing.T, w *World, pe *probeEnv, tainted Scenario) {
 		}
 	}
 }
+
+// checkDaemonDown checks a scenario run with the daemon stopped: each
+// probe ran only if the profile allows it and it may ever run. With
+// blocked, nothing may run (a hook nobody answers that blocks); else the
+// hook judged in-process, so what the profile allows must run. A refused
+// probe's result must hold refusal ("" checks nothing). Nothing reaches
+// the marker or the sink.
+func checkDaemonDown(t *testing.T, w *World, spec clientSpec, pe *probeEnv, ps []probe, sc Scenario, blocked bool, refusal string) {
+	t.Helper()
+	last := w.Model.Last(sc.Name)
+	for i, p := range ps {
+		res, ok := last.Result(i, 0)
+		if !ok {
+			t.Errorf("%s: no tool result", p.name)
+			continue
+		}
+		in := json.RawMessage(expand(p.call.Input, w.Model.Vars))
+		v := w.Check(spec.agent, spec.payload(w, p.call.Name, in, CallID(i, 0)))
+		ran := p.ran(w, res)
+		t.Logf("%s: profile says %s, ran=%v", p.name, v.Decision.Outcome, ran)
+		switch {
+		case ran && (p.never || v.Decision.Outcome != "allow"):
+			t.Errorf("%s ran with the daemon down although the profile says %s", p.name, v.Decision.Outcome)
+		case !blocked && v.Decision.Outcome == "allow" && !ran:
+			t.Errorf("%s: the in-process fallback should have let it run (profile: allow): %+v", p.name, res)
+		case blocked && ran:
+			t.Errorf("%s ran with the hook unanswered", p.name)
+		case !ran && refusal != "" && !strings.Contains(res.Text, refusal):
+			t.Errorf("%s: refused without %q in the result: %+v", p.name, refusal, res)
+		}
+	}
+	mustExist(t, w.MarkerFile, "")
+	if len(pe.sink.Hits()) != 0 {
+		t.Errorf("the sink got requests: %v", pe.sink.Hits())
+	}
+}
