@@ -30,7 +30,9 @@ func (NamespaceLauncher) Command(ctx context.Context, s Server) (*exec.Cmd, func
 	cmd.Dir, cmd.Env = serverDir(s), serverEnv(s)
 	uid, gid := os.Getuid(), os.Getgid()
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		// A PID namespace of its own: the server is its init, and the
+		// kernel ends whatever it started when it is killed.
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWPID,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		Setpgid:     true,

@@ -9,10 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -290,53 +287,18 @@ func startStdio(ctx context.Context, launcher Launcher, s Server, lim Limits) (s
 	return &sdk.IOTransport{Reader: stdout, Writer: stdin, MaxLineLength: lim.MaxBytes}, stop, nil
 }
 
-// killGroup kills the server's process group and every process that
-// descends from it. The sandbox may start the server in a session of its
-// own, which a group kill misses and which outlives a killed parent, so
-// descendants are found in /proc before anything is killed, twice, in
-// case one forked meanwhile.
+// killGroup kills the server with its process group. Both launchers
+// make the server (or narrowd exec, for ExecLauncher) the parent of a
+// PID namespace whose init dies with it, so nothing the server started
+// outlives the kill, even in a session of its own.
 func killGroup(cmd *exec.Cmd) {
 	if cmd.Process == nil {
 		return
 	}
-	pid := cmd.Process.Pid
-	for range 2 {
-		for _, d := range descendants(pid) {
-			syscall.Kill(d, syscall.SIGKILL)
-		}
-	}
 	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Setpgid {
-		syscall.Kill(-pid, syscall.SIGKILL)
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	cmd.Process.Kill()
-}
-
-// descendants lists the processes below pid, from /proc's children
-// lists, children before their parent is listed again.
-func descendants(pid int) []int {
-	var out []int
-	seen := map[int]bool{}
-	queue := []int{pid}
-	for len(queue) > 0 && len(out) < 4096 {
-		p := queue[0]
-		queue = queue[1:]
-		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
-		for _, t := range tasks {
-			data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", p, t.Name()))
-			if err != nil {
-				continue
-			}
-			for _, f := range strings.Fields(string(data)) {
-				c, err := strconv.Atoi(f)
-				if err == nil && !seen[c] {
-					seen[c] = true
-					out = append(out, c)
-					queue = append(queue, c)
-				}
-			}
-		}
-	}
-	return out
 }
 
 // captureTransport keeps the raw result of each tools/list answer: the
