@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -14,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +20,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/narrowd/narrowd/internal/testenv"
 )
 
 // testDaemon is a Server serving on real sockets: a Unix socket, a
@@ -224,31 +224,12 @@ func auditIDs(t testing.TB, dir string) map[string]*Record {
 	return ids
 }
 
-// builtBinary builds cmd/narrowd once per test binary.
-var builtBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "narrowd-bin")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "narrowd")
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("no go command to build narrowd: %w", err)
-	}
-	cmd := exec.Command(gobin, "build", "-o", bin, "../cmd/narrowd")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
 func narrowdBinary(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the narrowd binary")
 	}
-	bin, err := builtBinary()
+	bin, err := testenv.Narrowd()
 	if err != nil {
 		t.Fatal(err)
 	}

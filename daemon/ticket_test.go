@@ -6,15 +6,14 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/narrowd/narrowd/daemon/agent"
+	"github.com/narrowd/narrowd/internal/testenv"
 	"github.com/narrowd/narrowd/rules"
 	"github.com/narrowd/narrowd/sandbox"
 )
@@ -330,21 +329,9 @@ func TestTicketUnprivilegedEndToEnd(t *testing.T) {
 		t.Skip("SKIPPING: this kernel has no Landlock")
 	}
 	bin := narrowdBinary(t)
-	var cred *syscall.Credential
-	uid, gid := os.Getuid(), os.Getgid()
-	if uid == 0 {
-		u, err := user.Lookup("narrowd-test")
-		if err != nil {
-			if out, err := exec.Command("useradd", "-r", "-M", "-s", "/usr/sbin/nologin", "narrowd-test").CombinedOutput(); err != nil {
-				t.Fatalf("running as root and cannot create the unprivileged user narrowd-test: %v\n%s", err, out)
-			}
-			if u, err = user.Lookup("narrowd-test"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		uid, _ = strconv.Atoi(u.Uid)
-		gid, _ = strconv.Atoi(u.Gid)
-		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+	uid, gid, cred, err := testenv.Unprivileged()
+	if err != nil {
+		t.Fatal(err)
 	}
 	dir := shortDir(t)
 	os.Chmod(dir, 0o755)

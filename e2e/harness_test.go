@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/narrowd/narrowd/internal/npmcache"
+	"github.com/narrowd/narrowd/internal/testenv"
 )
 
 // narrowdBin is the narrowd binary TestMain builds once for every test.
@@ -43,20 +44,13 @@ func runMain(m *testing.M) int {
 		narrowdBin = bin
 		return m.Run()
 	}
-	dir, err := os.MkdirTemp("", "narrowd-e2e-bin-")
+	bin, err := testenv.Narrowd()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)
+		fmt.Fprintln(os.Stderr, "e2e: build narrowd:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	narrowdBin = filepath.Join(dir, "narrowd")
-	build := exec.Command("go", "build", "-o", narrowdBin, "./cmd/narrowd")
-	build.Dir = ".."
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: go build ./cmd/narrowd:", err)
-		return 1
-	}
+	defer testenv.RemoveNarrowd()
+	narrowdBin = bin
 	return m.Run()
 }
 

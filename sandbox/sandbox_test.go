@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,6 +20,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/narrowd/narrowd/internal/testenv"
 )
 
 // The test binary doubles as narrowd: Start re-executes /proc/self/exe
@@ -136,23 +137,11 @@ func newRunner(t *testing.T) *runner {
 	dir := mkdirAll(t, 0o755)
 	bin := filepath.Join(dir, "narrowd-sandbox.test")
 	copyFile(t, self, bin, 0o755)
-	r := &runner{bin: bin, uid: os.Getuid(), gid: os.Getgid()}
-	if os.Getuid() != 0 {
-		return r // already unprivileged
-	}
-	u, err := user.Lookup("narrowd-test")
+	r := &runner{bin: bin}
+	r.uid, r.gid, r.cred, err = testenv.Unprivileged()
 	if err != nil {
-		out, uerr := exec.Command("useradd", "-r", "-M", "-s", "/usr/sbin/nologin", "narrowd-test").CombinedOutput()
-		if uerr != nil {
-			t.Fatalf("running as root and cannot create the unprivileged user narrowd-test: %v\n%s", uerr, out)
-		}
-		if u, err = user.Lookup("narrowd-test"); err != nil {
-			t.Fatal(err)
-		}
+		t.Fatal(err)
 	}
-	r.uid, _ = strconv.Atoi(u.Uid)
-	r.gid, _ = strconv.Atoi(u.Gid)
-	r.cred = &syscall.Credential{Uid: uint32(r.uid), Gid: uint32(r.gid), NoSetGroups: false, Groups: []uint32{}}
 	return r
 }
 
@@ -587,11 +576,9 @@ func TestWrapperKilledEndsSandbox(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPING in -short: builds the narrowd binary")
 	}
-	dir := mkdirAll(t, 0o755)
-	narrowd := filepath.Join(dir, "narrowd")
-	build := exec.Command("go", "build", "-o", narrowd, "github.com/narrowd/narrowd/cmd/narrowd")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build narrowd: %v\n%s", err, out)
+	narrowd, err := testenv.Narrowd()
+	if err != nil {
+		t.Fatal(err)
 	}
 	self := *r
 	self.cred, self.uid, self.gid = nil, os.Getuid(), os.Getgid()

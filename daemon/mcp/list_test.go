@@ -12,13 +12,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/narrowd/narrowd/internal/testenv"
 	"github.com/narrowd/narrowd/rules"
 )
 
@@ -129,29 +129,12 @@ func TestListConfined(t *testing.T) {
 // narrowdBinary builds narrowd once per test binary.
 func narrowdBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "narrowd-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "narrowd")
-		out, err := exec.Command("go", "build", "-o", builtBin, "../../cmd/narrowd").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	bin, err := testenv.Narrowd()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return builtBin
+	return bin
 }
-
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
 
 type plainLauncher struct{}
 

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/narrowd/narrowd/internal/testenv"
 )
 
 // The test binary is also the stdio MCP servers the tests start: with
@@ -27,9 +28,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runTestServer(mode))
 	}
 	code := m.Run()
-	if builtBin != "" {
-		os.RemoveAll(filepath.Dir(builtBin))
-	}
+	testenv.RemoveNarrowd()
 	os.Exit(code)
 }
 
