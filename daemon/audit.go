@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -185,14 +186,28 @@ func OpenAudit(dir string, maxSize int64, keep int, timeout time.Duration, log *
 	return a, nil
 }
 
+// recordBufs holds encode buffers for audit lines: one per decision in
+// flight, reused so that a decision's record costs no garbage.
+var recordBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// maxPooledRecord bounds the buffers kept for reuse, so that one huge
+// record does not pin its memory.
+const maxPooledRecord = 64 << 10
+
 // Append writes one record durably (write and fsync). An error means the
 // record may not be on disk, and the call must fail safe.
 func (a *Audit) Append(r *Record) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("failed to encode audit record: %w", err)
+	bp := recordBufs.Get().(*[]byte)
+	b := append(appendRecord((*bp)[:0], r), '\n')
+	err := a.j.AppendWithin(b, a.timeout)
+	// A line the journal gave up waiting on may still be read by its
+	// writer later: only a line whose write has finished (err == nil)
+	// lends its buffer back.
+	if err == nil && cap(b) <= maxPooledRecord {
+		*bp = b[:0]
+		recordBufs.Put(bp)
 	}
-	return a.j.AppendWithin(append(b, '\n'), a.timeout)
+	return err
 }
 
 // Close flushes and closes the log.

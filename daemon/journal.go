@@ -116,11 +116,11 @@ var errSlow = errors.New("write not acknowledged in time")
 func (j *journal) AppendWithin(line []byte, timeout time.Duration) error {
 	var expired <-chan time.Time
 	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
+		t := getTimer(timeout)
+		defer putTimer(t)
 		expired = t.C
 	}
-	errc := make(chan error, 1)
+	errc := errChans.Get().(chan error)
 	select {
 	case j.reqs <- journalReq{line, errc}:
 	case <-j.quit:
@@ -130,10 +130,37 @@ func (j *journal) AppendWithin(line []byte, timeout time.Duration) error {
 	}
 	select {
 	case err := <-errc:
+		// Drained, and the writer sends exactly once: safe to reuse.
+		errChans.Put(errc)
 		return err
 	case <-expired:
+		// The writer may still answer on errc: it is not reused.
 		return fmt.Errorf("%s: %w", j.path, errSlow)
 	}
+}
+
+// errChans and timers are reused across appends: each decision waits on
+// one of each, and allocating them per call was measurable garbage.
+var (
+	errChans = sync.Pool{New: func() any { return make(chan error, 1) }}
+	timers   sync.Pool
+)
+
+// getTimer returns a running timer that fires after d.
+func getTimer(d time.Duration) *time.Timer {
+	if t, ok := timers.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+// putTimer stops t and keeps it for reuse. Since Go 1.23 (go.mod says
+// 1.26) a stopped or reset timer's channel never delivers a stale value,
+// so the next user cannot see this one's expiry.
+func putTimer(t *time.Timer) {
+	t.Stop()
+	timers.Put(t)
 }
 
 // Close stops the writer after the batch in progress and closes the file.
