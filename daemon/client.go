@@ -1,27 +1,25 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/narrowd/narrowd/daemon/agent"
+	"github.com/narrowd/narrowd/daemon/hookclient"
 )
 
 // ErrUnreachable reports that the daemon could not be asked: no socket,
 // nobody listening, a socket owned by another user, a timeout, or a
 // connection that broke before the answer arrived. The shim then judges
 // the call in-process.
-var ErrUnreachable = errors.New("daemon unreachable")
+var ErrUnreachable = hookclient.ErrUnreachable
 
 // Client is the shim's side of the Unix socket protocol.
 type Client struct {
@@ -76,44 +74,32 @@ func (c *Client) Hook(ctx context.Context, name string, payload []byte, interact
 }
 
 // HookEvent is [Client.Hook] for a hook whose configured event is known
-// (narrowd hook --event); "" is the same as Hook. Daemons that predate the
-// event parameter ignore it.
+// (narrowd hook --event); "" is the same as Hook. It speaks through
+// [hookclient.Ask], the same code the early shim runs.
 func (c *Client) HookEvent(ctx context.Context, name, event string, payload []byte, interactive *bool) (Envelope, error) {
-	u := "http://narrowd" + HookPath + url.PathEscape(name)
-	q := url.Values{}
-	if interactive != nil {
-		q.Set("interactive", strconv.FormatBool(*interactive))
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = 3 * time.Second
 	}
-	if event != "" {
-		q.Set("event", event)
+	deadline := time.Now().Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
 	}
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(payload))
+	r, err := hookclient.Ask(c.Socket, deadline, hookclient.Request{Agent: name, Event: event, Interactive: interactive, Payload: payload})
 	if err != nil {
 		return Envelope{}, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http().Do(req)
-	if err != nil {
-		return Envelope{}, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	if r.JSON == nil {
+		return Envelope{Reply: agent.Reply{Stdout: r.Stdout, Stderr: string(r.Stderr), ExitCode: r.ExitCode}, ID: r.ID}, nil
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 2*agent.MaxPayload))
-	if err != nil {
-		return Envelope{}, fmt.Errorf("%w: %w", ErrUnreachable, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return Envelope{}, fmt.Errorf("daemon answered %s", resp.Status)
-	}
+	// A daemon from before the raw reply.
 	var env Envelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		return Envelope{}, fmt.Errorf("daemon answered a malformed envelope: %w", err)
+	if err := json.Unmarshal(r.JSON, &env); err != nil {
+		return Envelope{}, &hookclient.UnusableError{Why: "a malformed envelope"}
 	}
 	// Exit 1 lets the call run in most agents; narrowd never sends it.
 	if env.ExitCode != 0 && env.ExitCode != 2 {
-		return Envelope{}, fmt.Errorf("daemon answered exit code %d", env.ExitCode)
+		return Envelope{}, &hookclient.UnusableError{Why: "exit code " + strconv.Itoa(env.ExitCode)}
 	}
 	return env, nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/narrowd/narrowd/daemon/agent"
+	"github.com/narrowd/narrowd/daemon/hookclient"
 	"github.com/narrowd/narrowd/rules"
 )
 
@@ -20,11 +21,11 @@ import (
 const (
 	// HookPath is the shim's endpoint; {agent} is the agent's name or
 	// "auto".
-	HookPath = "/v1/hook/"
+	HookPath = hookclient.HookPath
 	// StatusPath answers `narrowd status`.
 	StatusPath = "/v1/status"
 	// ReplyType is the media type of the shim's reply envelope.
-	ReplyType = "application/vnd.narrowd.reply+json"
+	ReplyType = hookclient.ReplyType
 )
 
 // Envelope is the daemon's answer to the shim: the agent's reply and the
@@ -141,8 +142,20 @@ func (s *Server) serveShim(w http.ResponseWriter, r *http.Request) {
 		event := r.URL.Query().Get("event")
 		env.Reply, env.ID = s.HandleEvent(name, event, payload, "socket", agent.Options{Interactive: s.interactive(r)})
 	}
-	// Marshalled whole, so the reply carries a Content-Length: the light
-	// shim (cmd/narrowd-hook) reads no chunked bodies.
+	if r.Header.Get("Accept") == hookclient.RawReplyType {
+		h := w.Header()
+		h.Set("Content-Type", hookclient.RawReplyType)
+		h.Set("Content-Length", strconv.Itoa(len(env.Stdout)+len(env.Stderr)))
+		h.Set(hookclient.ExitCodeHeader, strconv.Itoa(env.ExitCode))
+		h.Set(hookclient.StdoutLengthHeader, strconv.Itoa(len(env.Stdout)))
+		if env.ID != "" {
+			h.Set(hookclient.IDHeader, env.ID)
+		}
+		w.Write(env.Stdout)
+		io.WriteString(w, env.Stderr)
+		return
+	}
+	// Marshalled whole, so the reply carries a Content-Length.
 	body, _ := json.Marshal(env)
 	body = append(body, '\n')
 	w.Header().Set("Content-Type", ReplyType)

@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/narrowd/narrowd/cmd/narrowd/internal/quickhook"
 	"github.com/narrowd/narrowd/daemon"
 )
 
@@ -80,15 +79,7 @@ func (d *duration) UnmarshalText(b []byte) error {
 
 // defaultConfigPath is $XDG_CONFIG_HOME/narrowd/config.toml, or under
 // ~/.config.
-func defaultConfigPath(e env) string {
-	if d := e.getenv("XDG_CONFIG_HOME"); d != "" {
-		return filepath.Join(d, "narrowd", "config.toml")
-	}
-	if h := e.getenv("HOME"); h != "" {
-		return filepath.Join(h, ".config", "narrowd", "config.toml")
-	}
-	return ""
-}
+func defaultConfigPath(e env) string { return quickhook.DefaultConfigPath(e.getenv) }
 
 // loadConfig reads the config file at path, or the default one when path
 // is empty (a missing default file is an empty config). Call
@@ -153,14 +144,8 @@ func expandHome(p, home string) string {
 }
 
 // defaultSocket is $XDG_RUNTIME_DIR/narrowd/narrowd.sock, or
-// /tmp/narrowd-UID/narrowd.sock without a runtime dir (the daemon makes
-// that directory 0700 and refuses one another user owns).
-func defaultSocket(e env) string {
-	if d := e.getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "narrowd", "narrowd.sock")
-	}
-	return filepath.Join(os.TempDir(), "narrowd-"+strconv.Itoa(os.Getuid()), "narrowd.sock")
-}
+// /tmp/narrowd-UID/narrowd.sock (see [quickhook.DefaultSocket]).
+func defaultSocket(e env) string { return quickhook.DefaultSocket(e.getenv) }
 
 // defaultStateDir is $XDG_STATE_HOME/narrowd, or ~/.local/state/narrowd.
 func defaultStateDir(e env) string {

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"time"
+	"strings"
 
+	"github.com/narrowd/narrowd/cmd/narrowd/internal/quickhook"
 	"github.com/narrowd/narrowd/daemon"
 	"github.com/narrowd/narrowd/daemon/agent"
 	"github.com/narrowd/narrowd/rules"
@@ -23,38 +24,24 @@ with the same engine. It never lets a call run because something failed.
 --event names the hook event the command is configured for, for payloads
 that do not name it (Copilot's camelCase permissionRequest).`
 
-// runHook is the hook shim. It builds no engine while the daemon answers.
+// runHook is the hook shim. While the daemon answers, quickhook's early
+// answer has already replied and exited before main ran; runHook sees the
+// rest: arguments the early answer leaves alone, --offline, and the calls
+// it handed over (the payload back on stdin, and in [quickhook.Handoff]
+// what the daemon did). It builds no engine while the daemon answers.
 func runHook(ctx context.Context, e env, args []string) (err error) {
-	fs := newFlags(e, "hook", hookUsage)
-	agentFlag := fs.String("agent", "", "the agent that runs the hook, or auto to tell from the payload")
-	socket := fs.String("socket", "", "the daemon's socket (default $XDG_RUNTIME_DIR/narrowd/narrowd.sock)")
-	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the daemon before judging in-process")
-	offline := fs.Bool("offline", false, "judge in-process without asking the daemon")
-	event := fs.String("event", "", "the hook event this command is configured for (Copilot: preToolUse, permissionRequest, postToolUse)")
-	configPath := fs.String("config", "", "config file, read only to find the socket or to judge in-process")
-	var inter *bool
-	fs.BoolFunc("interactive", "a person answers the agent's prompts, so ask may be sent as ask (default: the daemon's setting)", func(v string) error {
-		b, err := strconv.ParseBool(v)
-		inter = &b
-		return err
-	})
-	pos, perr := parseInterleaved(fs, args)
+	a, perr := parseHookArgs(newFlags(e, "hook", hookUsage), args)
 	if perr != nil {
 		if errors.Is(perr, flag.ErrHelp) {
 			return exitError{0}
 		}
 		// A hook that cannot even parse its arguments must still block.
+		if errors.Is(perr, errAgentNames) {
+			return writeReply(e, agent.Fail("", rules.Call{}, perr.Error()))
+		}
 		return writeReply(e, agent.Fail("", rules.Call{}, "narrowd hook was run with bad arguments"))
 	}
-	name := *agentFlag
-	switch {
-	case len(pos) == 1 && name == "":
-		name = pos[0]
-	case len(pos) > 1 || len(pos) == 1 && name != pos[0]:
-		return writeReply(e, agent.Fail("", rules.Call{}, "narrowd hook takes one agent name"))
-	case name == "":
-		name = "auto"
-	}
+	name := a.Agent
 	defer func() {
 		if p := recover(); p != nil {
 			err = writeReply(e, agent.Fail(name, rules.Call{}, "narrowd hit an internal error"))
@@ -71,13 +58,13 @@ func runHook(ctx context.Context, e env, args []string) (err error) {
 
 	// The socket: flag, else the config file's, else the default. The
 	// file is read only when it may name the socket.
-	sock := *socket
+	sock := a.Socket
 	var c fileConfig
 	var cerr error
 	loaded := false
 	load := func() {
 		if !loaded {
-			c, cerr = loadConfig(e, *configPath)
+			c, cerr = loadConfig(e, a.Config)
 			loaded = true
 		}
 	}
@@ -91,9 +78,15 @@ func runHook(ctx context.Context, e env, args []string) (err error) {
 		}
 	}
 
-	if !*offline {
-		client := daemon.Client{Socket: sock, Timeout: *timeout}
-		env, herr := client.HookEvent(ctx, name, *event, payload, inter)
+	asked := e.getenv(quickhook.Handoff)
+	switch {
+	case strings.HasPrefix(asked, "unusable"):
+		return writeReply(e, agent.Fail(name, rules.Call{}, "narrowd's daemon gave an unusable answer"))
+	case asked != "" || a.Offline:
+		// The early answer found the daemon unreachable: judge here.
+	default:
+		client := daemon.Client{Socket: sock, Timeout: a.Timeout}
+		env, herr := client.HookEvent(ctx, name, a.Event, payload, a.Interactive)
 		if herr == nil {
 			return writeReply(e, env.Reply)
 		}
@@ -111,18 +104,53 @@ func runHook(ctx context.Context, e env, args []string) (err error) {
 	}
 	c.defaults(e)
 	opt := agent.Options{Interactive: c.Interactive}
-	if inter != nil {
-		opt.Interactive = *inter
+	if a.Interactive != nil {
+		opt.Interactive = *a.Interactive
 	}
 	reply := daemon.OfflineEvent(daemon.OfflineConfig{
 		Engine:         c.engine(),
 		AllowAtPreTool: c.AbstainForPermissionRequest != nil && !*c.AbstainForPermissionRequest,
 		StateDir:       c.StateDir,
-	}, name, *event, payload, opt)
+	}, name, a.Event, payload, opt)
 	if len(reply.Stdout) > 0 || reply.ExitCode != 0 {
 		reply.Stderr = "narrowd: daemon unreachable, evaluated in-process\n" + reply.Stderr
 	}
 	return writeReply(e, reply)
+}
+
+// errAgentNames reports more than one agent name, or a name and an
+// --agent flag that differ.
+var errAgentNames = errors.New("narrowd hook takes one agent name")
+
+// parseHookArgs parses the hook's arguments with fs: flags and the one
+// agent name in any order. [quickhook.ParseArgs] must agree with it on
+// every argument list it accepts (TestQuickParseAgrees).
+func parseHookArgs(fs *flag.FlagSet, argv []string) (quickhook.Args, error) {
+	var a quickhook.Args
+	fs.StringVar(&a.Agent, "agent", "", "the agent that runs the hook, or auto to tell from the payload")
+	fs.StringVar(&a.Socket, "socket", "", "the daemon's socket (default $XDG_RUNTIME_DIR/narrowd/narrowd.sock)")
+	fs.DurationVar(&a.Timeout, "timeout", quickhook.DefaultTimeout, "how long to wait for the daemon before judging in-process")
+	fs.BoolVar(&a.Offline, "offline", false, "judge in-process without asking the daemon")
+	fs.StringVar(&a.Event, "event", "", "the hook event this command is configured for (Copilot: preToolUse, permissionRequest, postToolUse)")
+	fs.StringVar(&a.Config, "config", "", "config file, read only to find the socket or to judge in-process")
+	fs.BoolFunc("interactive", "a person answers the agent's prompts, so ask may be sent as ask (default: the daemon's setting)", func(v string) error {
+		b, err := strconv.ParseBool(v)
+		a.Interactive = &b
+		return err
+	})
+	pos, err := parseInterleaved(fs, argv)
+	if err != nil {
+		return a, err
+	}
+	switch {
+	case len(pos) == 1 && a.Agent == "":
+		a.Agent = pos[0]
+	case len(pos) > 1 || len(pos) == 1 && a.Agent != pos[0]:
+		return a, errAgentNames
+	case a.Agent == "":
+		a.Agent = "auto"
+	}
+	return a, nil
 }
 
 // writeReply writes exactly the agent's reply and exits with its code.

@@ -1,0 +1,4 @@
+package quickhook
+
+// sysMemfdCreate is memfd_create(2), which package syscall does not name.
+const sysMemfdCreate = 279

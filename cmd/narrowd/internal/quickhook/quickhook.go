@@ -1,0 +1,324 @@
+// Package quickhook answers `narrowd hook` before the rest of narrowd
+// starts. An agent starts the shim once per tool call, and a Go program
+// initialises every package it links before main: in narrowd that is CEL,
+// protobuf, Prometheus and the MCP SDK, tens of milliseconds the shim does
+// not need while the daemon answers. Go initialises a package as soon as
+// its imports are, choosing among the ready ones in import-path order, so
+// this package, which imports little more than os and syscall (see
+// [hookclient]), runs its init before any of those. It asks the daemon and
+// exits with the daemon's reply.
+//
+// Everything else (arguments it does not parse, a payload it cannot read,
+// a config file that may name the socket, a daemon that is down, answers
+// something unusable or is older) it hands to the full `narrowd hook` in
+// main: the payload it read becomes the process's standard input again,
+// and [Handoff] says what the daemon did, so that main does not wait for
+// it a second time. It never answers anything but the daemon's own reply.
+package quickhook
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path"
+	"strconv"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/narrowd/narrowd/daemon/hookclient"
+)
+
+// Handoff is the environment variable through which the early answer
+// tells `narrowd hook` that it already asked the daemon: "unreachable: "
+// or "unusable: " and the reason. Anyone may set it; it only ever makes
+// the shim judge in-process or block.
+const Handoff = "NARROWD_HOOK_ASKED"
+
+func init() {
+	if len(os.Args) < 2 || os.Args[1] != "hook" {
+		return
+	}
+	code, done := Answer(os.Args[2:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, handOff)
+	if done {
+		os.Exit(code)
+	}
+}
+
+// Args are the hook's arguments.
+type Args struct {
+	Agent, Socket, Config, Event string
+	Timeout                      time.Duration
+	Offline                      bool
+	// Interactive is nil unless given: the daemon's setting applies.
+	Interactive *bool
+}
+
+// DefaultTimeout is how long the shim waits for the daemon.
+const DefaultTimeout = 3 * time.Second
+
+// ParseArgs parses the hook's arguments as package flag would in `narrowd
+// hook`: -name or --name, a value after = or as the next argument, the
+// agent name anywhere. ok is false for anything it does not take (help,
+// --, an unknown flag, a bad value, a flag name spelt with ---): main
+// parses those itself and says what is wrong.
+func ParseArgs(argv []string) (a Args, ok bool) {
+	a.Timeout = DefaultTimeout
+	var agentFlag string
+	var pos []string
+	for i := 0; i < len(argv); i++ {
+		arg := argv[i]
+		if len(arg) < 2 || arg[0] != '-' {
+			pos = append(pos, arg)
+			continue
+		}
+		name := arg[1:]
+		if name[0] == '-' {
+			name = name[1:]
+		}
+		if name == "" || name[0] == '-' || name[0] == '=' {
+			return a, false
+		}
+		name, value, hasValue := cut(name, '=')
+		switch name {
+		case "offline":
+			if !hasValue {
+				value = "true"
+			}
+			b, err := strconv.ParseBool(value)
+			if err != nil {
+				return a, false
+			}
+			a.Offline = b
+			continue
+		case "interactive":
+			if !hasValue {
+				value = "true"
+			}
+			b, err := strconv.ParseBool(value)
+			if err != nil {
+				return a, false
+			}
+			a.Interactive = &b
+			continue
+		case "agent", "socket", "config", "event", "timeout":
+		default:
+			return a, false
+		}
+		if !hasValue {
+			if i+1 == len(argv) {
+				return a, false
+			}
+			i++
+			value = argv[i]
+		}
+		switch name {
+		case "agent":
+			agentFlag = value
+		case "socket":
+			a.Socket = value
+		case "config":
+			a.Config = value
+		case "event":
+			a.Event = value
+		case "timeout":
+			d, err := time.ParseDuration(value)
+			if err != nil {
+				return a, false
+			}
+			a.Timeout = d
+		}
+	}
+	a.Agent = agentFlag
+	switch {
+	case len(pos) == 1 && a.Agent == "":
+		a.Agent = pos[0]
+	case len(pos) > 1 || len(pos) == 1 && a.Agent != pos[0]:
+		return a, false
+	case a.Agent == "":
+		a.Agent = "auto"
+	}
+	return a, true
+}
+
+// cut is strings.Cut for one byte; package strings is initialised late.
+func cut(s string, sep byte) (before, after string, found bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == sep {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// Answer is the early shim. done reports that it wrote the daemon's reply
+// and the process should exit with code. Otherwise it has called hand
+// with whatever of stdin it consumed (nil if nothing) and why it gives
+// up ("" when it did not ask the daemon, or the daemon's answer is for
+// main to decode); if hand fails it blocks the call itself and is done.
+func Answer(argv []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string,
+	hand func(payload []byte, why string) error) (code int, done bool) {
+	a, ok := ParseArgs(argv)
+	if !ok || a.Offline {
+		// Nothing read yet: main reports the arguments, or judges.
+		return 0, false
+	}
+	payload, err := io.ReadAll(io.LimitReader(stdin, hookclient.MaxPayload+1))
+	if err != nil || len(payload) > hookclient.MaxPayload {
+		return giveUp(stdout, stderr, hand, payload, "")
+	}
+	sock, ok := socketPath(a, getenv)
+	if !ok {
+		return giveUp(stdout, stderr, hand, payload, "")
+	}
+	timeout := a.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	r, err := hookclient.Ask(sock, time.Now().Add(timeout), hookclient.Request{
+		Agent: a.Agent, Event: a.Event, Interactive: a.Interactive, Payload: payload})
+	var unusable *hookclient.UnusableError
+	switch {
+	case err == nil && r.JSON != nil:
+		// An older daemon's envelope: main decodes it.
+		return giveUp(stdout, stderr, hand, payload, "")
+	case err == nil:
+		stdout.Write(r.Stdout)
+		stderr.Write(r.Stderr)
+		return r.ExitCode, true
+	case errors.As(err, &unusable):
+		return giveUp(stdout, stderr, hand, payload, "unusable: "+err.Error())
+	default:
+		return giveUp(stdout, stderr, hand, payload, "unreachable: "+err.Error())
+	}
+}
+
+// giveUp hands the call to main; if it cannot, it blocks the call in every
+// agent: exit 2 with a reason blocks each one's command hook, and the
+// block decision those that read stdout first.
+func giveUp(stdout, stderr io.Writer, hand func([]byte, string) error, payload []byte, why string) (int, bool) {
+	err := hand(payload, why)
+	if err == nil {
+		return 0, false
+	}
+	reason := "narrowd: could not check this call: " + err.Error()
+	io.WriteString(stdout, `{"decision":"block","reason":`+strconv.Quote(reason)+"}\n")
+	io.WriteString(stderr, reason+"\n")
+	return 2, true
+}
+
+// handOff makes payload the process's standard input again, in a memory
+// file on descriptor 0, and records why in [Handoff].
+func handOff(payload []byte, why string) error {
+	fd, err := memFile(payload)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Dup3(fd, 0, 0); err != nil {
+		return os.NewSyscallError("dup3", err)
+	}
+	if why != "" {
+		return os.Setenv(Handoff, why)
+	}
+	return nil
+}
+
+// memFile returns a descriptor of an anonymous file holding b, positioned
+// at its start: a memory file, or where the kernel has none an unlinked
+// temporary file.
+func memFile(b []byte) (int, error) {
+	f, err := memOrTemp()
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		return -1, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return -1, err
+	}
+	fd, err := syscall.Dup(int(f.Fd()))
+	if err != nil {
+		return -1, os.NewSyscallError("dup", err)
+	}
+	return fd, nil
+}
+
+func memOrTemp() (*os.File, error) {
+	const name = "narrowd-hook-payload"
+	p, err := syscall.BytePtrFromString(name)
+	if err != nil {
+		return nil, err
+	}
+	// MFD_CLOEXEC; golang.org/x/sys/unix, which names it, is initialised
+	// late.
+	const mfdCloexec = 1
+	if nr := sysMemfdCreate; nr > 0 {
+		fd, _, errno := syscall.Syscall(uintptr(nr), uintptr(unsafe.Pointer(p)), mfdCloexec, 0)
+		if errno == 0 {
+			return os.NewFile(fd, name), nil
+		}
+	}
+	f, err := os.CreateTemp("", name)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// socketPath finds the socket as `narrowd hook` does: the flag, else the
+// config file's, else the default. The config file is TOML, and a TOML
+// decoder is initialised late; so a file that may name the socket (the
+// word "socket" in it, or an escape that could spell it) leaves ok false,
+// and main reads it.
+func socketPath(a Args, getenv func(string) string) (string, bool) {
+	if a.Socket != "" {
+		return a.Socket, true
+	}
+	file, explicit := a.Config, a.Config != ""
+	if !explicit {
+		file = DefaultConfigPath(getenv)
+	}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		switch {
+		case err == nil:
+			if bytes.Contains(b, []byte("socket")) || bytes.IndexByte(b, '\\') >= 0 {
+				return "", false
+			}
+		case errors.Is(err, os.ErrNotExist) && !explicit:
+		default:
+			return "", false
+		}
+	}
+	return DefaultSocket(getenv), true
+}
+
+// DefaultConfigPath is $XDG_CONFIG_HOME/narrowd/config.toml, or under
+// ~/.config; "" without either variable.
+func DefaultConfigPath(getenv func(string) string) string {
+	if d := getenv("XDG_CONFIG_HOME"); d != "" {
+		return path.Join(d, "narrowd", "config.toml")
+	}
+	if h := getenv("HOME"); h != "" {
+		return path.Join(h, ".config", "narrowd", "config.toml")
+	}
+	return ""
+}
+
+// DefaultSocket is $XDG_RUNTIME_DIR/narrowd/narrowd.sock, or
+// /tmp/narrowd-UID/narrowd.sock without a runtime dir (the daemon makes
+// that directory 0700 and refuses one another user owns).
+func DefaultSocket(getenv func(string) string) string {
+	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
+		return path.Join(d, "narrowd", "narrowd.sock")
+	}
+	return path.Join(os.TempDir(), "narrowd-"+strconv.Itoa(os.Getuid()), "narrowd.sock")
+}
