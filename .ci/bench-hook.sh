@@ -10,7 +10,8 @@
 # loopback ports, and measures in ONE hyperfine run, on the same two Claude
 # PreToolUse Bash payloads (`ls -la src` and `rm -rf ~/x`):
 #   floor     a static Go binary that reads stdin and prints {}
-#   shim      narrowd hook claude, daemon up
+#   shim      narrowd hook claude, daemon up (CGO_ENABLED=0, as the README builds it)
+#   shim-cgo  the same from a default, dynamically linked build
 #   fallback  narrowd hook claude, daemon down (in-process engine)
 #   curl      an HTTP round trip to the daemon's /hook/claude (curl is a
 #             process too; BenchmarkHTTPRoundTrip below is the same round
@@ -61,7 +62,9 @@ chmod 700 "$work/run"
 
 say "building"
 go version
-go build -o "$work/narrowd" ./cmd/narrowd
+CGO_ENABLED=0 go build -o "$work/narrowd" ./cmd/narrowd  # as the README builds it
+# The default build on a machine with a C compiler: dynamically linked.
+go build -o "$work/narrowd-cgo" ./cmd/narrowd
 cat >"$work/floor.go" <<'EOF'
 package main
 
@@ -129,6 +132,7 @@ sh_exec() { printf "sh -c 'exec %s'" "$1"; }
 cmds=(
 	"$(sh_exec "$work/floor < $work/{p}.json")"
 	"$(sh_exec "$work/narrowd hook --socket $sock claude < $work/{p}.json")"
+	"$(sh_exec "$work/narrowd-cgo hook --socket $sock claude < $work/{p}.json")"
 	"$(sh_exec "$work/narrowd hook --socket $work/run/absent.sock claude < $work/{p}.json")"
 	"$(sh_exec "curl -s --data-binary @$work/{p}.json http://127.0.0.1:$port/hook/claude")"
 )
@@ -158,6 +162,7 @@ import json, re, sys
 work = sys.argv[1]
 def name(cmd):
     who = ("fallback" if "absent.sock" in cmd else "shim" if "narrowd hook --socket " in cmd else
+           "shim-cgo" if "narrowd-cgo hook" in cmd else
            "floor" if "/floor <" in cmd else "curl" if "exec curl" in cmd else
            "ccsn" if "cc-safety-net" in cmd else "?")
     return who + (" ls" if "/ls.json" in cmd else " rm")
@@ -175,7 +180,7 @@ for who in ["floor", "shim", "fallback", "curl", "ccsn"]:
 print("ratios of medians (per payload):")
 for p in ["ls", "rm"]:
     f, s, c, fb = med(f"floor {p}"), med(f"shim {p}"), med(f"ccsn {p}"), med(f"fallback {p}")
-    line = f"  {p}: shim/floor {s / f:.2f}x, fallback/floor {fb / f:.2f}x"
+    line = f"  {p}: shim/floor {s / f:.2f}x (shim - floor {s - f:.1f} ms), shim-cgo/floor {med(f'shim-cgo {p}') / f:.2f}x, fallback/floor {fb / f:.2f}x"
     if c is not None:
         line += f"; narrowd faster than cc-safety-net: shim {c / s:.1f}x, fallback {c / fb:.1f}x"
     else:
