@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -104,8 +105,12 @@ func Parse(src string) (*Script, error) {
 		}
 		return nil, &Error{Pos: Pos{Line: line, Col: col}, Text: what + " in script"}
 	}
-	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	p := parsers.Get().(*syntax.Parser)
 	f, err := p.Parse(strings.NewReader(src), "")
+	// Parse resets every piece of state it reads, and the tree it
+	// returns holds none of the parser's buffers: the parser can serve
+	// the next call (a panic above simply drops it).
+	parsers.Put(p)
 	if err != nil {
 		return nil, toError(err)
 	}
@@ -118,6 +123,10 @@ func Parse(src string) (*Script, error) {
 	w.stmts(f.Stmts)
 	return w.s, nil
 }
+
+// parsers are reused bash parsers: a syntax.Parser carries a 1 KiB read
+// buffer and was the largest allocation of a decision.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
 func toError(err error) error {
 	var pe syntax.ParseError
