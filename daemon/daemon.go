@@ -118,13 +118,20 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	defer cancel()
 
 	type served struct {
-		srv *http.Server
-		ln  net.Listener
+		srv interface {
+			Serve(net.Listener) error
+			Shutdown(context.Context) error
+		}
+		ln net.Listener
 	}
 	var all []served
 	all = append(all, served{s.httpServer(ctx, s.unixHandler()), &peerListener{Listener: ls.Unix}})
 	if ls.HTTP != nil {
-		all = append(all, served{s.httpServer(ctx, s.tcpHandler()), &peerListener{Listener: ls.HTTP}})
+		// Claude Code's http hooks keep connections alive and send one
+		// shape of request: the fast path answers those, net/http the
+		// rest.
+		fast := s.newFastServer(s.httpServer(ctx, s.tcpHandler()), tcpRoute)
+		all = append(all, served{fast, &peerListener{Listener: ls.HTTP}})
 	}
 	if ls.Metrics != nil {
 		all = append(all, served{s.httpServer(ctx, s.metricsHandler()), &peerListener{Listener: ls.Metrics}})
