@@ -125,11 +125,11 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		ln net.Listener
 	}
 	var all []served
-	all = append(all, served{s.httpServer(ctx, s.unixHandler()), &peerListener{Listener: ls.Unix}})
+	// The shims' calls on the socket and Claude Code's http hooks send
+	// one shape of request: the fast path answers those, net/http the
+	// rest.
+	all = append(all, served{s.newFastServer(s.httpServer(ctx, s.unixHandler()), unixRoute), &peerListener{Listener: ls.Unix}})
 	if ls.HTTP != nil {
-		// Claude Code's http hooks keep connections alive and send one
-		// shape of request: the fast path answers those, net/http the
-		// rest.
 		fast := s.newFastServer(s.httpServer(ctx, s.tcpHandler()), tcpRoute)
 		all = append(all, served{fast, &peerListener{Listener: ls.HTTP}})
 	}

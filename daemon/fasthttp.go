@@ -4,17 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/narrowd/narrowd/daemon/agent"
+	"github.com/narrowd/narrowd/daemon/hookclient"
 	"github.com/narrowd/narrowd/rules"
 )
 
@@ -50,9 +53,14 @@ type fastServer struct {
 	wg      sync.WaitGroup
 }
 
-// fastHandler answers one request whose body has been read, by appending
-// the response body to out and returning it with its content type.
-type fastHandler func(s *Server, query string, body []byte, out []byte) ([]byte, string)
+// fastHandler answers one request whose body has been read (or failed to
+// read: readErr), by appending header lines ("Name: value\r\n", with the
+// Content-Type) to w.head and the body to w.body.
+type fastHandler func(s *Server, req *fastHead, body []byte, readErr error, w *fastResp)
+
+// fastResp is a 200 response being built; Date, Content-Length and
+// Connection are added by the server.
+type fastResp struct{ head, body []byte }
 
 // fastConn is one connection the fast path serves.
 type fastConn struct {
@@ -87,23 +95,75 @@ func tcpRoute(path string) fastHandler {
 	return nil
 }
 
+// unixRoute is the fast path of the Unix socket: the shim's hook calls,
+// one per connection. Status and the exec endpoints go to net/http.
+func unixRoute(path string) fastHandler {
+	if name, ok := strings.CutPrefix(path, HookPath); ok && name != "" && !strings.Contains(name, "/") {
+		return fastShim
+	}
+	return nil
+}
+
 // fastClaude is serveClaudeHTTP on the fast path.
-func fastClaude(s *Server, query string, body, out []byte) ([]byte, string) {
-	reply, _ := s.Handle(agent.Claude, body, "http", agent.Options{Interactive: s.interactiveQuery(query)})
+func fastClaude(s *Server, req *fastHead, body []byte, readErr error, w *fastResp) {
+	var reply agent.Reply
+	if readErr != nil {
+		reply = s.refuse(agent.Claude, "http", readErr)
+	} else {
+		reply, _ = s.Handle(agent.Claude, body, "http", agent.Options{Interactive: s.interactiveQuery(req.query)})
+	}
 	if reply.ExitCode != 0 && len(reply.Stdout) == 0 {
 		// A block that lives only in the exit code would be lost here.
 		reply = agent.Fail(agent.Claude, rules.Call{}, "narrowd's reply could not be sent over http")
 	}
-	return append(out, reply.Stdout...), "application/json"
+	w.head = append(w.head, "Content-Type: application/json\r\n"...)
+	w.body = append(w.body, reply.Stdout...)
+}
+
+// fastShim is serveShim on the fast path: the raw reply for a client that
+// accepts it, else the JSON envelope.
+func fastShim(s *Server, req *fastHead, body []byte, readErr error, w *fastResp) {
+	name := strings.TrimPrefix(req.path, HookPath)
+	var env Envelope
+	if readErr != nil {
+		env.Reply = s.refuse(name, "socket", readErr)
+	} else {
+		event := queryGet(req.query, "event")
+		env.Reply, env.ID = s.HandleEvent(name, event, body, "socket", agent.Options{Interactive: s.interactiveQuery(req.query)})
+	}
+	if req.accept == hookclient.RawReplyType {
+		w.head = append(w.head, "Content-Type: "+hookclient.RawReplyType+"\r\n"+hookclient.ExitCodeHeader+": "...)
+		w.head = strconv.AppendInt(w.head, int64(env.ExitCode), 10)
+		w.head = append(w.head, "\r\n"+hookclient.StdoutLengthHeader+": "...)
+		w.head = strconv.AppendInt(w.head, int64(len(env.Stdout)), 10)
+		w.head = append(w.head, "\r\n"...)
+		if env.ID != "" {
+			w.head = append(w.head, hookclient.IDHeader+": "...)
+			w.head = append(w.head, env.ID...)
+			w.head = append(w.head, "\r\n"...)
+		}
+		w.body = append(w.body, env.Stdout...)
+		w.body = append(w.body, env.Stderr...)
+		return
+	}
+	b, _ := json.Marshal(env)
+	w.head = append(w.head, "Content-Type: "+ReplyType+"\r\n"...)
+	w.body = append(append(w.body, b...), '\n')
+}
+
+// queryGet is url.Values.Get on a raw query string, as r.URL.Query()
+// reads it (a malformed pair is skipped).
+func queryGet(query, key string) string {
+	if query == "" {
+		return ""
+	}
+	q, _ := url.ParseQuery(query)
+	return q.Get(key)
 }
 
 // interactiveQuery is [Server.interactive] for a raw query string.
 func (s *Server) interactiveQuery(query string) bool {
-	if query == "" {
-		return s.cfg.Interactive
-	}
-	q, _ := url.ParseQuery(query)
-	if v := q.Get("interactive"); v != "" {
+	if v := queryGet(query, "interactive"); v != "" {
 		b, err := strconv.ParseBool(v)
 		return err == nil && b
 	}
@@ -196,6 +256,7 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, maxFas
 var (
 	bodyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 	outBufs  = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+	headBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 	respBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 )
 
@@ -280,23 +341,23 @@ func (f *fastServer) serveConn(fc *fastConn) {
 		}
 		body = body[:req.length]
 		_, rerr := readFull(br, body)
-		op := outBufs.Get().(*[]byte)
-		var out []byte
-		var ctype string
+		hp, op := headBufs.Get().(*[]byte), outBufs.Get().(*[]byte)
+		w := fastResp{head: (*hp)[:0], body: (*op)[:0]}
 		if rerr != nil {
-			// Cut off mid-body: counted and answered with a block, as
-			// serveClaudeHTTP's refuse does; the write likely fails.
-			reply := f.s.refuse(agent.Claude, "http", rerr)
-			out, ctype = append((*op)[:0], reply.Stdout...), "application/json"
+			// Cut off mid-body: the handler counts it and answers with
+			// a block, as net/http's handlers do; the write likely
+			// fails.
 			req.close = true
-		} else {
-			out, ctype = h(f.s, req.query, body, (*op)[:0])
 		}
+		h(f.s, &req, body, rerr, &w)
 		putBuf(&bodyBufs, bp, body)
 		rp := respBufs.Get().(*[]byte)
-		resp := appendResponseHead((*rp)[:0], now, ctype, len(out), req.close)
-		resp = append(resp, out...)
-		putBuf(&outBufs, op, out)
+		resp := append((*rp)[:0], "HTTP/1.1 200 OK\r\n"...)
+		resp = append(resp, w.head...)
+		resp = appendResponseHead(resp, now, len(w.body), req.close)
+		resp = append(resp, w.body...)
+		putBuf(&headBufs, hp, w.head)
+		putBuf(&outBufs, op, w.body)
 		// One write: head and body in one segment.
 		_, werr := c.Write(resp)
 		putBuf(&respBufs, rp, resp)
@@ -323,12 +384,10 @@ func readFull(br *bufio.Reader, b []byte) (int, error) {
 	return n, nil
 }
 
-// appendResponseHead appends a 200 response head as net/http writes it
-// for these handlers.
-func appendResponseHead(b []byte, now time.Time, ctype string, n int, close bool) []byte {
-	b = append(b, "HTTP/1.1 200 OK\r\nContent-Type: "...)
-	b = append(b, ctype...)
-	b = append(b, "\r\nDate: "...)
+// appendResponseHead ends a 200 response head with the headers net/http
+// adds itself: Date, Content-Length, and Connection when it closes.
+func appendResponseHead(b []byte, now time.Time, n int, close bool) []byte {
+	b = append(b, "Date: "...)
 	b = now.UTC().AppendFormat(b, http.TimeFormat)
 	b = append(b, "\r\nContent-Length: "...)
 	b = strconv.AppendInt(b, int64(n), 10)
@@ -361,6 +420,16 @@ type replayConn struct {
 }
 
 func (c *replayConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+// socketOf returns the socket beneath a connection, handed over or not:
+// code that reads the socket's own options (SO_PEERCRED, SO_PEERPIDFD)
+// needs it.
+func socketOf(c net.Conn) net.Conn {
+	if rc, ok := c.(*replayConn); ok {
+		return rc.Conn
+	}
+	return c
+}
 
 // chanListener is a net.Listener fed by handOff.
 type chanListener struct {
@@ -402,9 +471,12 @@ func (l *chanListener) Addr() net.Addr { return l.addr }
 // fastHead is a request head the fast path accepts.
 type fastHead struct {
 	path, query string
-	length      int
-	close       bool
-	headLen     int
+	// accept is the first Accept header's value, as r.Header.Get
+	// returns it.
+	accept  string
+	length  int
+	close   bool
+	headLen int
 }
 
 // readHead waits for a complete request head in br, without consuming
@@ -455,7 +527,7 @@ func parseHead(head []byte) (h fastHead, ok bool) {
 		return h, false // net/http would clean and redirect
 	}
 	h.path, h.query = string(path), string(query)
-	hosts, lengths := 0, 0
+	hosts, lengths, accepts := 0, 0, false
 	h.length = -1
 	for len(rest) > 2 {
 		line, rest, _ = bytes.Cut(rest, []byte("\r\n"))
@@ -477,6 +549,10 @@ func parseHead(head []byte) (h fastHead, ok bool) {
 				return h, false
 			}
 			h.length = int(n)
+		case asciiEqualFold(name, "accept"):
+			if !accepts {
+				h.accept, accepts = string(value), true
+			}
 		case asciiEqualFold(name, "connection"):
 			for tok := range bytes.SplitSeq(value, []byte(",")) {
 				if asciiEqualFold(bytes.Trim(tok, " \t"), "close") {

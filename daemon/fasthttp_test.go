@@ -3,15 +3,18 @@ package daemon
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/narrowd/narrowd/daemon/agent"
+	"github.com/narrowd/narrowd/daemon/hookclient"
 )
 
 func TestParseHead(t *testing.T) {
@@ -223,5 +226,55 @@ func TestFastPathShutdownAnswersInFlight(t *testing.T) {
 		d.done <- nil
 	case <-time.After(10 * time.Second):
 		t.Fatal("daemon did not stop")
+	}
+}
+
+// TestFastShimMatchesNetHTTP sends the shim's request over the Unix
+// socket as the shim does (fast path) and chunked (handed to net/http),
+// with and without the raw reply type: both answers decode to the same
+// reply.
+func TestFastShimMatchesNetHTTP(t *testing.T) {
+	d := startDaemon(t, nil)
+	payload := string(claudePayload("PreToolUse", "f2", "Bash", map[string]any{"command": "rm -rf ~/x"}))
+	exchange := func(req string) hookclient.Reply {
+		t.Helper()
+		c, err := net.Dial("unix", d.socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, req)
+		resp, err := io.ReadAll(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := hookclient.Decode(resp)
+		if err != nil {
+			t.Fatalf("%v: %q", err, resp)
+		}
+		if r.JSON != nil {
+			var env Envelope
+			if err := json.Unmarshal(r.JSON, &env); err != nil {
+				t.Fatal(err)
+			}
+			r = hookclient.Reply{Stdout: env.Stdout, Stderr: []byte(env.Stderr), ExitCode: env.ExitCode, ID: env.ID}
+		}
+		if r.ID == "" {
+			t.Fatalf("no audit id: %q", resp)
+		}
+		r.ID = ""
+		return r
+	}
+	target := hookclient.HookPath + "claude?interactive=false"
+	for _, accept := range []string{"", "Accept: " + hookclient.RawReplyType + "\r\n"} {
+		fast := exchange(post(target, payload, accept, "Connection: close\r\n"))
+		slow := exchange(strings.Replace(chunked(target, payload), "\r\n\r\n", "\r\n"+accept+"Connection: close\r\n\r\n", 1))
+		if !reflect.DeepEqual(fast, slow) {
+			t.Errorf("accept %q: fast path %+v, net/http %+v", accept, fast, slow)
+		}
+		if fast.ExitCode != 2 && !isBlocking(agent.Reply{Stdout: fast.Stdout}) {
+			t.Errorf("accept %q: rm -rf ~/x not blocked: %+v", accept, fast)
+		}
 	}
 }

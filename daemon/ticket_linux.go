@@ -18,7 +18,7 @@ func peerProcess(r *http.Request) (pid, pidfd int, err error) {
 	if pc == nil {
 		return 0, -1, errors.New("no peer connection")
 	}
-	uc, ok := pc.Conn.(*net.UnixConn)
+	uc, ok := socketOf(pc.Conn).(*net.UnixConn)
 	if !ok {
 		return 0, -1, errors.New("tickets are redeemed only over the Unix socket")
 	}
