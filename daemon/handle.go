@@ -1,10 +1,9 @@
 package daemon
 
 import (
-	"bytes"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/narrowd/narrowd/daemon/agent"
@@ -113,13 +112,13 @@ func decodeCall(name, event string, payload []byte) (string, rules.Call, error) 
 		}
 		name = detected
 	}
-	call, err := agent.DecodeEvent(name, event, bytes.NewReader(payload))
+	call, err := agent.DecodeEventBytes(name, event, payload)
 	if errors.Is(err, agent.ErrAgentMismatch) {
 		real, derr := agent.Detect(payload)
 		if derr != nil || real == name {
 			return name, rules.Call{}, err
 		}
-		call, err = agent.DecodeEvent(real, event, bytes.NewReader(payload))
+		call, err = agent.DecodeEventBytes(real, event, payload)
 		if err != nil {
 			return real, rules.Call{}, err
 		}
@@ -274,5 +273,5 @@ func newRecord(id string, call rules.Call, v rules.Verdict, sess rules.Session, 
 func newID() string {
 	var b [12]byte
 	rand.Read(b[:])
-	return fmt.Sprintf("%x", b)
+	return hex.EncodeToString(b[:])
 }

@@ -147,13 +147,22 @@ func Decode(agent string, r io.Reader) (rules.Call, error) {
 // camelCase and PascalCase dialects spell the same events), or Decode
 // fails with ErrMalformed. An empty event is the same as Decode.
 func DecodeEvent(agent, event string, r io.Reader) (rules.Call, error) {
-	dec, ok := decoderFor(agent)
-	if !ok {
+	if _, ok := decoderFor(agent); !ok {
 		return rules.Call{}, fmt.Errorf("%w %q (want one of %s)", ErrUnknownAgent, agent, strings.Join(Names(), ", "))
 	}
 	b, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
 	if err != nil {
 		return rules.Call{}, fmt.Errorf("failed to read %s hook payload: %w", agent, err)
+	}
+	return DecodeEventBytes(agent, event, b)
+}
+
+// DecodeEventBytes is [DecodeEvent] for a payload already in memory (the
+// daemon reads each request body once). It keeps no reference to b.
+func DecodeEventBytes(agent, event string, b []byte) (rules.Call, error) {
+	dec, ok := decoderFor(agent)
+	if !ok {
+		return rules.Call{}, fmt.Errorf("%w %q (want one of %s)", ErrUnknownAgent, agent, strings.Join(Names(), ", "))
 	}
 	if len(b) > MaxPayload {
 		return rules.Call{}, fmt.Errorf("%s: %w: more than %d bytes", agent, ErrTooLarge, MaxPayload)
@@ -489,19 +498,29 @@ func parseObject(b []byte) (fields, error) {
 // encoding/json silently turns into U+FFFD, so narrowd would judge a
 // different string than the agent runs.
 func checkStrict(b []byte) error {
+	// Each open object's keys are kept in one shared list (a nested
+	// object's after its parent's, dropped when it closes) and searched
+	// in place; an object with many keys switches to a map, so that a
+	// payload of many keys costs no quadratic time. Unescaped keys are
+	// slices of b: most payloads check without allocating.
 	type frame struct {
 		object, wantKey bool
+		start           int
 		keys            map[string]struct{}
 	}
-	var stack []frame
+	const maxLinearKeys = 32
+	var stackBuf [8]frame
+	var keysBuf [32][]byte
+	stack, keys := stackBuf[:0], keysBuf[:0]
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
 		case '{', '[':
 			if len(stack) == maxDepth {
 				return fmt.Errorf("%w: nested deeper than %d", ErrMalformed, maxDepth)
 			}
-			stack = append(stack, frame{object: b[i] == '{', wantKey: b[i] == '{'})
+			stack = append(stack, frame{object: b[i] == '{', wantKey: b[i] == '{', start: len(keys)})
 		case '}', ']':
+			keys = keys[:stack[len(stack)-1].start]
 			stack = stack[:len(stack)-1]
 		case ',':
 			if top := len(stack) - 1; stack[top].object {
@@ -515,19 +534,34 @@ func checkStrict(b []byte) error {
 			if top := len(stack) - 1; top >= 0 && stack[top].wantKey {
 				f := &stack[top]
 				f.wantKey = false
-				k := string(b[i+1 : end])
+				k := b[i+1 : end]
 				if escaped {
-					if err := json.Unmarshal(b[i:end+1], &k); err != nil {
+					var dk string
+					if err := json.Unmarshal(b[i:end+1], &dk); err != nil {
 						return fmt.Errorf("%w: %v", ErrMalformed, err)
 					}
+					k = []byte(dk)
 				}
-				if f.keys == nil {
-					f.keys = make(map[string]struct{})
+				if f.keys != nil {
+					if _, dup := f.keys[string(k)]; dup {
+						return fmt.Errorf("%w: duplicate key %q", ErrMalformed, k)
+					}
+					f.keys[string(k)] = struct{}{}
+				} else {
+					for _, seen := range keys[f.start:] {
+						if bytes.Equal(seen, k) {
+							return fmt.Errorf("%w: duplicate key %q", ErrMalformed, k)
+						}
+					}
+					keys = append(keys, k)
+					if len(keys)-f.start > maxLinearKeys {
+						f.keys = make(map[string]struct{}, 2*maxLinearKeys)
+						for _, seen := range keys[f.start:] {
+							f.keys[string(seen)] = struct{}{}
+						}
+						keys = keys[:f.start]
+					}
 				}
-				if _, dup := f.keys[k]; dup {
-					return fmt.Errorf("%w: duplicate key %q", ErrMalformed, k)
-				}
-				f.keys[k] = struct{}{}
 			}
 			i = end
 		}

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -326,6 +327,13 @@ func TestParseObject(t *testing.T) {
 		{"trailing-garbage", `{} x`, false},
 		{"whitespace-around", " \n{}\t ", true},
 		{"null", `null`, false},
+		// Past 32 keys an object's keys move to a map.
+		{"many-keys", manyKeys(100, ""), true},
+		{"many-keys-duplicate-of-an-early-one", manyKeys(100, `,"k3":0`), false},
+		{"many-keys-duplicate-of-a-late-one", manyKeys(100, `,"k99":0`), false},
+		{"many-keys-duplicate-escaped", manyKeys(40, `,"k\u00331":0`), false},
+		{"many-keys-then-sibling", `{"a":` + manyKeys(40, "") + `,"b":{"k1":1},"k1":2}`, true},
+		{"many-keys-nested-then-duplicate", `{"a":` + manyKeys(40, "") + `,"b":1,"a":2}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -338,4 +346,17 @@ func TestParseObject(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyKeys is an object with keys k0 … k(n-1), then extra.
+func manyKeys(n int, extra string) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"k%d":%d`, i, i)
+	}
+	return b.String() + extra + "}"
 }
