@@ -54,6 +54,10 @@ func (s *Server) HandleEvent(name, event string, payload []byte, via string, opt
 		return agent.Abstain(name, call), ""
 	}
 
+	// Counted until its record is appended: the audit's writer waits
+	// for it, under load, to share one fsync.
+	s.audit.coming.Add(1)
+	defer s.audit.coming.Add(-1)
 	sess := s.sessions.Get(call.Agent, call.Session)
 	// The id exists before the verdict: a snapshot taken while judging
 	// is kept under it, so `narrowd undo ID` finds it from the audit.

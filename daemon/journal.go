@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,14 @@ type journal struct {
 	full  func(f *os.File, size int64) (*os.File, int64, error)
 	// logErr reports errors the journal survived (a failed rotation).
 	logErr func(error)
+	// coming, when set, counts the lines that callers are about to
+	// append (the audit's decisions being judged). While more are
+	// coming than a batch holds, the writer waits up to linger for them
+	// before its fsync: each fsync costs ~135 us of CPU on ext4 here
+	// whatever it carries, so under load fewer, larger batches leave
+	// more CPU for decisions. An isolated append never waits.
+	coming *atomic.Int64
+	linger time.Duration
 
 	reqs chan journalReq
 	quit chan struct{}
@@ -47,6 +56,12 @@ const maxBatch = 512
 // openJournal opens (creating) the file at path for appending and starts
 // its writer.
 func openJournal(path string, limit int64, full func(*os.File, int64) (*os.File, int64, error), logErr func(error)) (*journal, error) {
+	return openJournalLinger(path, limit, full, logErr, nil, 0)
+}
+
+// openJournalLinger is openJournal whose writer waits up to linger for
+// the lines coming counts (see journal.coming).
+func openJournalLinger(path string, limit int64, full func(*os.File, int64) (*os.File, int64, error), logErr func(error), coming *atomic.Int64, linger time.Duration) (*journal, error) {
 	f, size, err := openAppend(path)
 	if err != nil {
 		return nil, err
@@ -56,6 +71,8 @@ func openJournal(path string, limit int64, full func(*os.File, int64) (*os.File,
 		limit:  limit,
 		full:   full,
 		logErr: logErr,
+		coming: coming,
+		linger: linger,
 		reqs:   make(chan journalReq),
 		quit:   make(chan struct{}),
 		done:   make(chan struct{}),
@@ -179,6 +196,7 @@ func (j *journal) run() {
 	}()
 	batch := make([]journalReq, 0, maxBatch)
 	var buf []byte
+	var wait *time.Timer
 	for {
 		select {
 		case r := <-j.reqs:
@@ -191,6 +209,28 @@ func (j *journal) run() {
 				default:
 					break more
 				}
+			}
+			if j.coming != nil && j.linger > 0 && int64(len(batch)) < min(j.coming.Load(), maxBatch) {
+				if wait == nil {
+					wait = time.NewTimer(j.linger)
+				} else {
+					wait.Reset(j.linger)
+				}
+			linger:
+				for len(batch) < maxBatch {
+					select {
+					case r := <-j.reqs:
+						batch = append(batch, r)
+						if int64(len(batch)) >= j.coming.Load() {
+							break linger
+						}
+					case <-wait.C:
+						break linger
+					case <-j.quit:
+						break linger
+					}
+				}
+				wait.Stop()
 			}
 			buf = buf[:0]
 			for _, r := range batch {
