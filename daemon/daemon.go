@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -113,6 +114,7 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		return errors.New("no unix listener")
 	}
 	socketID := s.socketIdentity(ls)
+	tuneGC()
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -186,6 +188,22 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		return errors.Join(append([]error{serveErr}, shutErrs...)...)
 	}
 	return serveErr
+}
+
+// serveGCPercent is the garbage collector's target while serving, unless
+// GOGC says otherwise. The daemon's live heap is small (~10 MB: command
+// knowledge, CEL programs) and every decision allocates ~10 KB, so with
+// Go's default of 100 it collected every ~1,000 decisions, ~10 us of CPU
+// per decision. 200 halves that for ~8 MB more RSS (47 MB at peak under
+// 64 concurrent clients, within the 50 MB target; 400 went to 62 MB).
+const serveGCPercent = 200
+
+// tuneGC sets serveGCPercent for a serving daemon whose environment sets
+// no GOGC.
+func tuneGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(serveGCPercent)
+	}
 }
 
 func addrOf(ln net.Listener) string {
