@@ -177,7 +177,7 @@ func (s *Server) count(call rules.Call, v rules.Verdict, answer string, avoided,
 		m.unlabelled.WithLabelValues(a).Inc()
 	}
 	for _, e := range v.Evidence {
-		m.evidence.WithLabelValues(m.evidenceKind(e.Kind), e.Strength.String()).Inc()
+		m.evidenceCounter(e.Kind, e.Strength).Inc()
 	}
 }
 

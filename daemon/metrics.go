@@ -34,6 +34,12 @@ type Metrics struct {
 
 	mu    sync.Mutex
 	kinds map[string]bool // evidence kinds seen, bounded by maxEvidenceKinds
+	// evidenceCounters caches the evidence counter of each (kind,
+	// strength) whose kind has its own label: a decision counts a dozen
+	// pieces of evidence, and WithLabelValues hashes and locks each
+	// time. A kind labelled "other" is not cached, so the cache is
+	// bounded as the kinds are; a kind, once labelled, keeps its label.
+	evidenceCounters sync.Map // evidenceKey → prometheus.Counter
 
 	// builtin is the embedded catalog: its tool names are the only tool
 	// label values besides "mcp" and "other".
@@ -118,6 +124,25 @@ func (m *Metrics) Handler() http.Handler {
 
 // evidenceKind bounds the kind label: well-formed kinds up to
 // maxEvidenceKinds distinct values, "other" after that.
+type evidenceKey struct {
+	kind     string
+	strength rules.Strength
+}
+
+// evidenceCounter returns the counter of one piece of evidence.
+func (m *Metrics) evidenceCounter(kind string, s rules.Strength) prometheus.Counter {
+	k := evidenceKey{kind, s}
+	if c, ok := m.evidenceCounters.Load(k); ok {
+		return c.(prometheus.Counter)
+	}
+	label := m.evidenceKind(kind)
+	c := m.evidence.WithLabelValues(label, s.String())
+	if label == kind {
+		m.evidenceCounters.Store(k, c)
+	}
+	return c
+}
+
 func (m *Metrics) evidenceKind(kind string) string {
 	if !wellFormedKind(kind) {
 		return "other"
