@@ -37,50 +37,65 @@ import (
 	"time"
 
 	"github.com/narrowd/narrowd/daemon"
+	"github.com/narrowd/narrowd/daemon/hookclient"
 )
 
 // exchange writes one raw HTTP/1.1 request and reads the reply: a lean
 // client, so that the load generator's own CPU, on the same cores, skews
 // the figure less than net/http's client would.
 func exchange(conn net.Conn, r *bufio.Reader, req []byte) (status int, body []byte, err error) {
+	status, _, body, err = exchangeExit(conn, r, req)
+	return status, body, err
+}
+
+// exchangeExit is exchange that also returns a raw reply's exit code
+// header (hookclient.ExitCodeHeader), or -1 when the reply has none.
+func exchangeExit(conn net.Conn, r *bufio.Reader, req []byte) (status, exit int, body []byte, err error) {
+	exit = -1
 	conn.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := conn.Write(req); err != nil {
-		return 0, nil, err
+		return 0, -1, nil, err
 	}
 	line, err := r.ReadSlice('\n')
 	if err != nil {
-		return 0, nil, err
+		return 0, -1, nil, err
 	}
 	if len(line) < 12 {
-		return 0, nil, fmt.Errorf("short status line %q", line)
+		return 0, -1, nil, fmt.Errorf("short status line %q", line)
 	}
 	status, err = strconv.Atoi(string(line[9:12]))
 	if err != nil {
-		return 0, nil, fmt.Errorf("bad status line %q", line)
+		return 0, -1, nil, fmt.Errorf("bad status line %q", line)
 	}
 	length := -1
 	for {
 		h, err := r.ReadSlice('\n')
 		if err != nil {
-			return 0, nil, err
+			return 0, -1, nil, err
 		}
 		h = bytes.TrimRight(h, "\r\n")
 		if len(h) == 0 {
 			break
 		}
-		if k, v, ok := bytes.Cut(h, []byte(":")); ok && strings.EqualFold(string(k), "content-length") {
+		k, v, ok := bytes.Cut(h, []byte(":"))
+		if ok && strings.EqualFold(string(k), hookclient.ExitCodeHeader) {
+			if exit, err = strconv.Atoi(string(bytes.TrimSpace(v))); err != nil {
+				return 0, -1, nil, fmt.Errorf("bad exit code %q", v)
+			}
+		}
+		if ok && strings.EqualFold(string(k), "content-length") {
 			length, err = strconv.Atoi(string(bytes.TrimSpace(v)))
 			if err != nil {
-				return 0, nil, fmt.Errorf("bad content-length %q", v)
+				return 0, -1, nil, fmt.Errorf("bad content-length %q", v)
 			}
 		}
 	}
 	if length < 0 {
-		return 0, nil, errors.New("reply has no content-length")
+		return 0, -1, nil, errors.New("reply has no content-length")
 	}
 	body = make([]byte, length)
 	_, err = io.ReadFull(r, body)
-	return status, body, err
+	return status, exit, body, err
 }
 
 func request(host, path string, payload []byte, keepAlive bool) []byte {
@@ -108,14 +123,17 @@ func shimClient(socket string) client {
 					return err
 				}
 				defer conn.Close()
-				status, body, err := exchange(conn, bufio.NewReader(conn), reqs[n%len(reqs)])
+				status, exit, body, err := exchangeExit(conn, bufio.NewReader(conn), reqs[n%len(reqs)])
 				if err != nil {
 					return err
 				}
-				// The envelope carries the agent's exit code; 0 and 2 are
-				// answers, anything else is a failure.
-				if status != 200 || !bytes.Contains(body, []byte(`"exit_code":0`)) && !bytes.Contains(body, []byte(`"exit_code":2`)) {
-					return fmt.Errorf("daemon answered %d: %.200s", status, body)
+				// A raw reply's header, or else the envelope, carries
+				// the agent's exit code; 0 and 2 are answers, anything
+				// else is a failure.
+				answered := exit == 0 || exit == 2 ||
+					exit < 0 && (bytes.Contains(body, []byte(`"exit_code":0`)) || bytes.Contains(body, []byte(`"exit_code":2`)))
+				if status != 200 || !answered {
+					return fmt.Errorf("daemon answered %d (exit %d): %.200s", status, exit, body)
 				}
 				return nil
 			}()
@@ -205,6 +223,7 @@ func main() {
 	dur := flag.Duration("d", 10*time.Second, "how long to run")
 	agentName := flag.String("agent", "claude", "agent the payloads are for (socket mode)")
 	pid := flag.Int("pid", 0, "the daemon's pid, to report its CPU per decision")
+	raw := flag.Bool("raw", true, "socket mode: send the shim's own request (hookclient.Encode, asking for the raw reply); false sends the older request answered with the JSON envelope")
 	flag.Parse()
 	if (*socket == "") == (*hookURL == "") || flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: loadgen (-socket PATH | -http URL) [-c N] [-d DURATION] [-pid PID] PAYLOAD...")
@@ -218,7 +237,10 @@ func main() {
 			fmt.Fprintln(os.Stderr, "loadgen:", err)
 			os.Exit(1)
 		}
-		if *socket != "" {
+		if *socket != "" && *raw {
+			// Byte for byte what narrowd hook sends.
+			reqs = append(reqs, hookclient.Encode(hookclient.Request{Agent: *agentName, Payload: b}))
+		} else if *socket != "" {
 			reqs = append(reqs, request("narrowd", daemon.HookPath+*agentName, b, false))
 		} else {
 			u, err := url.Parse(*hookURL)
@@ -229,7 +251,10 @@ func main() {
 			reqs = append(reqs, request(u.Host, u.RequestURI(), b, true))
 		}
 	}
-	mode := "shim (socket, connection per call)"
+	mode := "shim (socket, connection per call, raw reply)"
+	if !*raw {
+		mode = "shim (socket, connection per call, JSON envelope)"
+	}
 	if *socket != "" {
 		run = shimClient(*socket)
 	} else {
