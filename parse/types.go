@@ -1,13 +1,16 @@
 package parse
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Pos is a position in the parsed source, 1-based.
 type Pos struct {
 	Line, Col int
 }
 
-func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
+func (p Pos) String() string { return strconv.Itoa(p.Line) + ":" + strconv.Itoa(p.Col) }
 
 // Error is a shell text narrowd could not parse. A parse error keeps the
 // call at its ceiling.

@@ -1,7 +1,7 @@
 package proofs
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/narrowd/narrowd/rules"
@@ -22,7 +22,7 @@ func bound(d rules.Dim, v rules.Level) string { return d.String() + "<=" + d.Nam
 
 func raise(d rules.Dim) string { return "raise:" + d.String() }
 
-func factIs(f rules.Fact, v bool) string { return fmt.Sprintf("fact:%s=%t", f, v) }
+func factIs(f rules.Fact, v bool) string { return "fact:" + f.String() + "=" + strconv.FormatBool(v) }
 
 // Narrow applies evidence to a ceiling: only downward, and only on proven
 // or established evidence (spec §5 rules 1, 2 and 4). A raise holds a

@@ -5,6 +5,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/narrowd/narrowd/parse"
@@ -63,9 +64,15 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 	for i, p := range a.Programs {
 		part, partWhy, del := programLabels(&c, p, cwd, ps)
 		anyDelete = anyDelete || del
+		// Concatenation, not fmt: the same text ("riskiest part %q:
+		// %s"), built for every label of every part of every call.
+		riskiest := ""
 		for _, d := range rules.Dims() {
 			if i == 0 || part.Get(d) > joined.Get(d) {
-				why[d] = fmt.Sprintf("riskiest part %q: %s", argvText(p), partWhy[d])
+				if riskiest == "" {
+					riskiest = "riskiest part " + strconv.Quote(argvText(p)) + ": "
+				}
+				why[d] = riskiest + partWhy[d]
 			}
 			joined.Levels[d] = max(joined.Levels[d], part.Get(d))
 		}
@@ -110,8 +117,8 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 		mut = rules.Mutation.Max()
 	}
 	l.Levels[rules.Mutation] = mut
-	why[rules.Mutation] = fmt.Sprintf("%s (table rule %s)", p.Mutation, p.Rule)
-	c.add("known-command", rules.Proven, argvText(p), fmt.Sprintf("table rule %q: %s", p.Rule, describe(p)), effectNone)
+	why[rules.Mutation] = p.Mutation + " (table rule " + p.Rule + ")"
+	c.add("known-command", rules.Proven, argvText(p), "table rule "+strconv.Quote(p.Rule)+": "+describe(p), effectNone)
 
 	pureDelete := false
 	overwritten := false
@@ -148,7 +155,7 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 		}
 		targets++
 		recursive = recursive || pa.Recursive || pa.Word.Glob
-		c.add("path-inside", rules.Proven, name, fmt.Sprintf("%s stays under workspace %s", w.Abs, w.Root), effectNone)
+		c.add("path-inside", rules.Proven, name, w.Abs+" stays under workspace "+w.Root, effectNone)
 		pathRaises(c, ps, w, name)
 		if pa.Word.Glob {
 			globRaises(c, ps, w, name)
