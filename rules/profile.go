@@ -220,7 +220,8 @@ func (p *Profile) Rules() []Rule {
 // call.risk_class with "unlabelled") are evaluated; the rest are skipped,
 // not failed.
 func (p *Profile) Decide(in Input) Decision {
-	act := newActivation(&in)
+	act := pooledActivation(&in)
+	defer act.release()
 	unlabelled := in.Ceiling == nil
 	var failed *rule // the most restrictive rule that failed so far
 	for _, r := range p.order {
