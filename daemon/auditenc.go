@@ -153,10 +153,10 @@ func appendOmitEmpty(b []byte, key, s string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// jsonSafe holds the ASCII bytes encoding/json writes as they are with
-// HTML escaping on (its htmlSafeSet): printable, not '"', '\\', '<', '>'
-// or '&'.
-var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+// jsonSafe holds the bytes encoding/json writes as they are with HTML
+// escaping on (its htmlSafeSet): printable ASCII, not '"', '\\', '<',
+// '>' or '&'. Bytes from 0x80 up are false: they take the UTF-8 path.
+var jsonSafe = func() (t [256]bool) {
 	for c := ' '; c < utf8.RuneSelf; c++ {
 		t[c] = true
 	}
@@ -174,11 +174,15 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Most of a record is plain text: skip runs of it in one
+		// tight loop.
+		for i < len(s) && jsonSafe[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		if c := s[i]; c < utf8.RuneSelf {
-			if jsonSafe[c] {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '\\', '"':
