@@ -36,7 +36,7 @@ func runHook(ctx context.Context, e env, args []string) (err error) {
 			return exitError{0}
 		}
 		// A hook that cannot even parse its arguments must still block.
-		if errors.Is(perr, errAgentNames) {
+		if errors.Is(perr, quickhook.ErrAgentNames) {
 			return writeReply(e, agent.Fail("", rules.Call{}, perr.Error()))
 		}
 		return writeReply(e, agent.Fail("", rules.Call{}, "narrowd hook was run with bad arguments"))
@@ -118,10 +118,6 @@ func runHook(ctx context.Context, e env, args []string) (err error) {
 	return writeReply(e, reply)
 }
 
-// errAgentNames reports more than one agent name, or a name and an
-// --agent flag that differ.
-var errAgentNames = errors.New("narrowd hook takes one agent name")
-
 // parseHookArgs parses the hook's arguments with fs: flags and the one
 // agent name in any order. [quickhook.ParseArgs] must agree with it on
 // every argument list it accepts (TestQuickParseAgrees).
@@ -142,15 +138,8 @@ func parseHookArgs(fs *flag.FlagSet, argv []string) (quickhook.Args, error) {
 	if err != nil {
 		return a, err
 	}
-	switch {
-	case len(pos) == 1 && a.Agent == "":
-		a.Agent = pos[0]
-	case len(pos) > 1 || len(pos) == 1 && a.Agent != pos[0]:
-		return a, errAgentNames
-	case a.Agent == "":
-		a.Agent = "auto"
-	}
-	return a, nil
+	a.Agent, err = quickhook.AgentName(a.Agent, pos)
+	return a, err
 }
 
 // writeReply writes exactly the agent's reply and exits with its code.

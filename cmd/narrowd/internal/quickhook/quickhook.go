@@ -82,25 +82,16 @@ func ParseArgs(argv []string) (a Args, ok bool) {
 		}
 		name, value, hasValue := cut(name, '=')
 		switch name {
-		case "offline":
-			if !hasValue {
-				value = "true"
-			}
-			b, err := strconv.ParseBool(value)
+		case "offline", "interactive":
+			b, err := boolFlag(value, hasValue)
 			if err != nil {
 				return a, false
 			}
-			a.Offline = b
-			continue
-		case "interactive":
-			if !hasValue {
-				value = "true"
+			if name == "offline" {
+				a.Offline = b
+			} else {
+				a.Interactive = &b
 			}
-			b, err := strconv.ParseBool(value)
-			if err != nil {
-				return a, false
-			}
-			a.Interactive = &b
 			continue
 		case "agent", "socket", "config", "event", "timeout":
 		default:
@@ -130,16 +121,38 @@ func ParseArgs(argv []string) (a Args, ok bool) {
 			a.Timeout = d
 		}
 	}
-	a.Agent = agentFlag
-	switch {
-	case len(pos) == 1 && a.Agent == "":
-		a.Agent = pos[0]
-	case len(pos) > 1 || len(pos) == 1 && a.Agent != pos[0]:
+	var err error
+	if a.Agent, err = AgentName(agentFlag, pos); err != nil {
 		return a, false
-	case a.Agent == "":
-		a.Agent = "auto"
 	}
 	return a, true
+}
+
+// boolFlag is a boolean flag's value: true when given bare, as package
+// flag reads -name.
+func boolFlag(value string, hasValue bool) (bool, error) {
+	if !hasValue {
+		return true, nil
+	}
+	return strconv.ParseBool(value)
+}
+
+// ErrAgentNames reports more than one agent name, or a name and an
+// --agent flag that differ.
+var ErrAgentNames = errors.New("narrowd hook takes one agent name")
+
+// AgentName is the agent a hook is for: the --agent flag's value and the
+// positional names must agree on one; neither means "auto".
+func AgentName(flagValue string, pos []string) (string, error) {
+	switch {
+	case len(pos) == 1 && flagValue == "":
+		return pos[0], nil
+	case len(pos) > 1 || len(pos) == 1 && flagValue != pos[0]:
+		return "", ErrAgentNames
+	case flagValue == "":
+		return "auto", nil
+	}
+	return flagValue, nil
 }
 
 // cut is strings.Cut for one byte; package strings is initialised late.
