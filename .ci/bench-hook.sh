@@ -172,7 +172,7 @@ def p99(name):
     t = sorted(res[name]["times"]); return t[min(len(t) - 1, int(len(t) * 0.99))] * 1e3
 print("per-call wall time, milliseconds (hyperfine -N, each command run as sh -c 'exec ...'):")
 print(f"  {'':10} {'payload':8} {'median':>8} {'p99':>8}")
-for who in ["floor", "shim", "fallback", "curl", "ccsn"]:
+for who in ["floor", "shim", "shim-cgo", "fallback", "curl", "ccsn"]:
     for p in ["ls", "rm"]:
         n = f"{who} {p}"
         if n in res:
