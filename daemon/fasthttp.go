@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -17,8 +15,6 @@ import (
 	"time"
 
 	"github.com/narrowd/narrowd/daemon/agent"
-	"github.com/narrowd/narrowd/daemon/hookclient"
-	"github.com/narrowd/narrowd/rules"
 )
 
 // fastServer answers the one request shape a hook listener sees all day
@@ -106,68 +102,18 @@ func unixRoute(path string) fastHandler {
 
 // fastClaude is serveClaudeHTTP on the fast path.
 func fastClaude(s *Server, req *fastHead, body []byte, readErr error, w *fastResp) {
-	var reply agent.Reply
-	if readErr != nil {
-		reply = s.refuse(agent.Claude, "http", readErr)
-	} else {
-		reply, _ = s.Handle(agent.Claude, body, "http", agent.Options{Interactive: s.interactiveQuery(req.query)})
-	}
-	if reply.ExitCode != 0 && len(reply.Stdout) == 0 {
-		// A block that lives only in the exit code would be lost here.
-		reply = agent.Fail(agent.Claude, rules.Call{}, "narrowd's reply could not be sent over http")
-	}
-	w.head = append(w.head, "Content-Type: application/json\r\n"...)
-	w.body = append(w.body, reply.Stdout...)
+	w.header("Content-Type", "application/json")
+	w.body = s.claudeAnswer(req.query, body, readErr, w.body)
 }
 
-// fastShim is serveShim on the fast path: the raw reply for a client that
-// accepts it, else the JSON envelope.
+// fastShim is serveShim on the fast path.
 func fastShim(s *Server, req *fastHead, body []byte, readErr error, w *fastResp) {
-	name := strings.TrimPrefix(req.path, HookPath)
-	var env Envelope
-	if readErr != nil {
-		env.Reply = s.refuse(name, "socket", readErr)
-	} else {
-		event := queryGet(req.query, "event")
-		env.Reply, env.ID = s.HandleEvent(name, event, body, "socket", agent.Options{Interactive: s.interactiveQuery(req.query)})
-	}
-	if req.accept == hookclient.RawReplyType {
-		w.head = append(w.head, "Content-Type: "+hookclient.RawReplyType+"\r\n"+hookclient.ExitCodeHeader+": "...)
-		w.head = strconv.AppendInt(w.head, int64(env.ExitCode), 10)
-		w.head = append(w.head, "\r\n"+hookclient.StdoutLengthHeader+": "...)
-		w.head = strconv.AppendInt(w.head, int64(len(env.Stdout)), 10)
-		w.head = append(w.head, "\r\n"...)
-		if env.ID != "" {
-			w.head = append(w.head, hookclient.IDHeader+": "...)
-			w.head = append(w.head, env.ID...)
-			w.head = append(w.head, "\r\n"...)
-		}
-		w.body = append(w.body, env.Stdout...)
-		w.body = append(w.body, env.Stderr...)
-		return
-	}
-	b, _ := json.Marshal(env)
-	w.head = append(w.head, "Content-Type: "+ReplyType+"\r\n"...)
-	w.body = append(append(w.body, b...), '\n')
+	w.body = s.shimAnswer(strings.TrimPrefix(req.path, HookPath), req.query, req.accept, body, readErr, w.header, w.body)
 }
 
-// queryGet is url.Values.Get on a raw query string, as r.URL.Query()
-// reads it (a malformed pair is skipped).
-func queryGet(query, key string) string {
-	if query == "" {
-		return ""
-	}
-	q, _ := url.ParseQuery(query)
-	return q.Get(key)
-}
-
-// interactiveQuery is [Server.interactive] for a raw query string.
-func (s *Server) interactiveQuery(query string) bool {
-	if v := queryGet(query, "interactive"); v != "" {
-		b, err := strconv.ParseBool(v)
-		return err == nil && b
-	}
-	return s.cfg.Interactive
+// header adds one header line to the response.
+func (w *fastResp) header(k, v string) {
+	w.head = append(append(append(append(w.head, k...), ": "...), v...), "\r\n"...)
 }
 
 // Serve accepts connections on ln until Shutdown.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"sync"
@@ -117,70 +118,90 @@ func readPayload(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return io.ReadAll(body)
 }
 
-// interactive reads the call's interactive=0|1 query parameter, falling
-// back to the daemon's default.
-func (s *Server) interactive(r *http.Request) bool {
-	if v := r.URL.Query().Get("interactive"); v != "" {
+// interactive reads the call's interactive=0|1 query parameter (the raw
+// query string), falling back to the daemon's default.
+func (s *Server) interactive(query string) bool {
+	if v := queryGet(query, "interactive"); v != "" {
 		b, err := strconv.ParseBool(v)
 		return err == nil && b
 	}
 	return s.cfg.Interactive
 }
 
+// queryGet is url.Values.Get on a raw query string, as r.URL.Query()
+// reads it (a malformed pair is skipped).
+func queryGet(query, key string) string {
+	if query == "" {
+		return ""
+	}
+	q, _ := url.ParseQuery(query)
+	return q.Get(key)
+}
+
 // serveShim answers the shim: the request body is the agent's raw payload,
 // the optional event query parameter the hook's configured event (narrowd
-// hook --event), the response an [Envelope]. Every failure the daemon can still answer is
-// a blocking reply in the envelope, never an HTTP error, so the shim does
-// not fall back to judging a call the daemon already refused.
+// hook --event), the response [Server.shimAnswer].
 func (s *Server) serveShim(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("agent")
 	payload, err := readPayload(w, r)
-	var env Envelope
-	if err != nil {
-		env.Reply = s.refuse(name, "socket", err)
-	} else {
-		event := r.URL.Query().Get("event")
-		env.Reply, env.ID = s.HandleEvent(name, event, payload, "socket", agent.Options{Interactive: s.interactive(r)})
-	}
-	if r.Header.Get("Accept") == hookclient.RawReplyType {
-		h := w.Header()
-		h.Set("Content-Type", hookclient.RawReplyType)
-		h.Set("Content-Length", strconv.Itoa(len(env.Stdout)+len(env.Stderr)))
-		h.Set(hookclient.ExitCodeHeader, strconv.Itoa(env.ExitCode))
-		h.Set(hookclient.StdoutLengthHeader, strconv.Itoa(len(env.Stdout)))
-		if env.ID != "" {
-			h.Set(hookclient.IDHeader, env.ID)
-		}
-		w.Write(env.Stdout)
-		io.WriteString(w, env.Stderr)
-		return
-	}
-	// Marshalled whole, so the reply carries a Content-Length.
-	body, _ := json.Marshal(env)
-	body = append(body, '\n')
-	w.Header().Set("Content-Type", ReplyType)
+	body := s.shimAnswer(r.PathValue("agent"), r.URL.RawQuery, r.Header.Get("Accept"), payload, err, w.Header().Set, nil)
+	// Whole, so the reply carries a Content-Length.
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.Write(body)
 }
 
-// serveClaudeHTTP answers Claude Code's http hook: the body is Claude's
-// payload and the response body Claude's JSON reply. Claude ignores status
-// codes and treats an empty 2xx body as no objection, so every block is
-// JSON in a 200 body.
+// shimAnswer judges one shim call, given its payload or the error reading
+// it, and appends the answer to body: the raw reply for a client that
+// accepts it, else the JSON [Envelope]. header receives the response's
+// headers but Content-Length. Every failure the daemon can still answer is
+// a blocking reply, never an HTTP error, so the shim does not fall back to
+// judging a call the daemon already refused. serveShim and the fast path
+// both answer with it.
+func (s *Server) shimAnswer(name, query, accept string, payload []byte, readErr error, header func(k, v string), body []byte) []byte {
+	var env Envelope
+	if readErr != nil {
+		env.Reply = s.refuse(name, "socket", readErr)
+	} else {
+		opt := agent.Options{Interactive: s.interactive(query)}
+		env.Reply, env.ID = s.HandleEvent(name, queryGet(query, "event"), payload, "socket", opt)
+	}
+	if accept == hookclient.RawReplyType {
+		header("Content-Type", hookclient.RawReplyType)
+		header(hookclient.ExitCodeHeader, strconv.Itoa(env.ExitCode))
+		header(hookclient.StdoutLengthHeader, strconv.Itoa(len(env.Stdout)))
+		if env.ID != "" {
+			header(hookclient.IDHeader, env.ID)
+		}
+		return append(append(body, env.Stdout...), env.Stderr...)
+	}
+	b, _ := json.Marshal(env)
+	header("Content-Type", ReplyType)
+	return append(append(body, b...), '\n')
+}
+
+// serveClaudeHTTP answers Claude Code's http hook with [Server.claudeAnswer].
 func (s *Server) serveClaudeHTTP(w http.ResponseWriter, r *http.Request) {
 	payload, err := readPayload(w, r)
+	body := s.claudeAnswer(r.URL.RawQuery, payload, err, nil)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+}
+
+// claudeAnswer judges one call of Claude Code's http hook, given its
+// payload or the error reading it, and appends Claude's JSON reply to body.
+// Claude ignores status codes and treats an empty 2xx body as no
+// objection, so every block is JSON in a 200 body.
+func (s *Server) claudeAnswer(query string, payload []byte, readErr error, body []byte) []byte {
 	var reply agent.Reply
-	if err != nil {
-		reply = s.refuse(agent.Claude, "http", err)
+	if readErr != nil {
+		reply = s.refuse(agent.Claude, "http", readErr)
 	} else {
-		reply, _ = s.Handle(agent.Claude, payload, "http", agent.Options{Interactive: s.interactive(r)})
+		reply, _ = s.Handle(agent.Claude, payload, "http", agent.Options{Interactive: s.interactive(query)})
 	}
 	if reply.ExitCode != 0 && len(reply.Stdout) == 0 {
 		// A block that lives only in the exit code would be lost here.
 		reply = agent.Fail(agent.Claude, rules.Call{}, "narrowd's reply could not be sent over http")
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(reply.Stdout)
+	return append(body, reply.Stdout...)
 }
 
 // refuse answers a request whose body could not be read (too large, cut
