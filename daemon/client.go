@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/narrowd/narrowd/daemon/agent"
@@ -97,9 +96,8 @@ func (c *Client) HookEvent(ctx context.Context, name, event string, payload []by
 	if err := json.Unmarshal(r.JSON, &env); err != nil {
 		return Envelope{}, &hookclient.UnusableError{Why: "a malformed envelope"}
 	}
-	// Exit 1 lets the call run in most agents; narrowd never sends it.
-	if env.ExitCode != 0 && env.ExitCode != 2 {
-		return Envelope{}, &hookclient.UnusableError{Why: "exit code " + strconv.Itoa(env.ExitCode)}
+	if err := hookclient.CheckExitCode(env.ExitCode); err != nil {
+		return Envelope{}, err
 	}
 	return env, nil
 }

@@ -204,14 +204,22 @@ func Decode(resp []byte) (Reply, error) {
 	default:
 		return Reply{}, &UnusableError{"a " + strconv.Quote(ctype) + " body"}
 	}
-	// Exit 1 lets the call run in most agents; narrowd never sends it.
-	if exit != 0 && exit != 2 {
-		return Reply{}, &UnusableError{"exit code " + strconv.Itoa(exit)}
+	if err := CheckExitCode(exit); err != nil {
+		return Reply{}, err
 	}
 	if outLen < 0 || outLen > len(body) {
 		return Reply{}, &UnusableError{"a bad " + StdoutLengthHeader}
 	}
 	return Reply{Stdout: body[:outLen:outLen], Stderr: body[outLen:], ExitCode: exit, ID: id}, nil
+}
+
+// CheckExitCode refuses an exit code narrowd never sends: exit 1 lets the
+// call run in most agents.
+func CheckExitCode(code int) error {
+	if code != 0 && code != 2 {
+		return &UnusableError{"exit code " + strconv.Itoa(code)}
+	}
+	return nil
 }
 
 // count parses a non-negative decimal header value.
