@@ -15,42 +15,30 @@ import (
 // it to encoding/json; a field added to Record must be added here too
 // (the differential test fails until it is).
 func appendRecord(b []byte, r *Record) []byte {
-	b = append(b, `{"id":`...)
-	b = appendJSONString(b, r.ID)
-	b = append(b, `,"tool_name":`...)
-	b = appendJSONString(b, r.ToolName)
-	b = append(b, `,"risk_class":`...)
-	b = appendJSONString(b, r.RiskClass)
-	b = append(b, `,"side_effect_class":`...)
-	b = appendJSONString(b, r.SideEffectClass)
-	b = append(b, `,"resource_scope":`...)
-	b = appendJSONString(b, r.ResourceScope)
-	b = append(b, `,"decision":`...)
-	b = appendJSONString(b, r.Decision)
-	b = append(b, `,"policy_rule":`...)
-	b = appendJSONString(b, r.PolicyRule)
-	b = append(b, `,"reason":`...)
-	b = appendJSONString(b, r.Reason)
+	b = appendField(b, `{"id":`, r.ID)
+	b = appendField(b, `,"tool_name":`, r.ToolName)
+	b = appendField(b, `,"risk_class":`, r.RiskClass)
+	b = appendField(b, `,"side_effect_class":`, r.SideEffectClass)
+	b = appendField(b, `,"resource_scope":`, r.ResourceScope)
+	b = appendField(b, `,"decision":`, r.Decision)
+	b = appendField(b, `,"policy_rule":`, r.PolicyRule)
+	b = appendField(b, `,"reason":`, r.Reason)
 	b = append(b, `,"approver":`...)
 	if r.Approver == nil {
 		b = append(b, "null"...)
 	} else {
 		b = appendJSONString(b, *r.Approver)
 	}
-	b = append(b, `,"timestamp":`...)
-	b = appendJSONString(b, r.Timestamp)
-	b = append(b, `,"agent":`...)
-	b = appendJSONString(b, r.Agent)
+	b = appendField(b, `,"timestamp":`, r.Timestamp)
+	b = appendField(b, `,"agent":`, r.Agent)
 	b = appendOmitEmpty(b, `,"event":`, r.Event)
 	b = appendOmitEmpty(b, `,"phase":`, r.Phase)
 	b = appendOmitEmpty(b, `,"session":`, r.Session)
 	b = appendOmitEmpty(b, `,"cwd":`, r.Cwd)
 	b = appendOmitEmpty(b, `,"tool_use_id":`, r.ToolUseID)
 	b = appendOmitEmpty(b, `,"summary":`, r.Summary)
-	b = append(b, `,"via":`...)
-	b = appendJSONString(b, r.Via)
-	b = append(b, `,"answer":`...)
-	b = appendJSONString(b, r.Answer)
+	b = appendField(b, `,"via":`, r.Via)
+	b = appendField(b, `,"answer":`, r.Answer)
 	b = appendOmitEmpty(b, `,"outcome":`, r.Outcome)
 	b = appendOmitEmpty(b, `,"ceiling_outcome":`, r.CeilingOutcome)
 	b = append(b, `,"prompt_avoided":`...)
@@ -71,12 +59,9 @@ func appendRecord(b []byte, r *Record) []byte {
 
 // appendVerdict appends v as encoding/json encodes a rules.Verdict.
 func appendVerdict(b []byte, v *rules.Verdict) []byte {
-	b = append(b, `{"agent":`...)
-	b = appendJSONString(b, v.Agent)
-	b = append(b, `,"tool":`...)
-	b = appendJSONString(b, v.Tool)
-	b = append(b, `,"key":`...)
-	b = appendJSONString(b, v.Key)
+	b = appendField(b, `{"agent":`, v.Agent)
+	b = appendField(b, `,"tool":`, v.Tool)
+	b = appendField(b, `,"key":`, v.Key)
 	b = append(b, `,"ceiling":`...)
 	b = appendLabels(b, v.Ceiling)
 	b = append(b, `,"narrowed":`...)
@@ -91,30 +76,20 @@ func appendVerdict(b []byte, v *rules.Verdict) []byte {
 				b = append(b, ',')
 			}
 			e := &v.Evidence[i]
-			b = append(b, `{"kind":`...)
-			b = appendJSONString(b, e.Kind)
-			b = append(b, `,"strength":`...)
-			b = appendJSONString(b, e.Strength.String())
-			b = append(b, `,"subject":`...)
-			b = appendJSONString(b, e.Subject)
-			b = append(b, `,"detail":`...)
-			b = appendJSONString(b, e.Detail)
-			b = append(b, `,"effect":`...)
-			b = appendJSONString(b, e.Effect)
+			b = appendField(b, `{"kind":`, e.Kind)
+			b = appendField(b, `,"strength":`, e.Strength.String())
+			b = appendField(b, `,"subject":`, e.Subject)
+			b = appendField(b, `,"detail":`, e.Detail)
+			b = appendField(b, `,"effect":`, e.Effect)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
-	b = append(b, `,"decision":{"outcome":`...)
-	b = appendJSONString(b, v.Decision.Outcome.String())
-	b = append(b, `,"rule":`...)
-	b = appendJSONString(b, v.Decision.Rule)
-	b = append(b, `,"reason":`...)
-	b = appendJSONString(b, v.Decision.Reason)
-	b = append(b, `},"ceiling_outcome":`...)
-	b = appendJSONString(b, v.CeilingOutcome.String())
-	b = append(b, `,"risk_class":`...)
-	b = appendJSONString(b, v.RiskClass)
+	b = appendField(b, `,"decision":{"outcome":`, v.Decision.Outcome.String())
+	b = appendField(b, `,"rule":`, v.Decision.Rule)
+	b = appendField(b, `,"reason":`, v.Decision.Reason)
+	b = appendField(b, `},"ceiling_outcome":`, v.CeilingOutcome.String())
+	b = appendField(b, `,"risk_class":`, v.RiskClass)
 	return append(b, '}')
 }
 
@@ -142,13 +117,17 @@ func appendLabels(b []byte, l *rules.Labels) []byte {
 	return append(b, '}')
 }
 
+// appendField appends a key (with its separator) and a string value.
+func appendField(b []byte, key, v string) []byte {
+	return appendJSONString(append(b, key...), v)
+}
+
 // appendOmitEmpty appends key and s unless s is empty (omitempty).
 func appendOmitEmpty(b []byte, key, s string) []byte {
 	if s == "" {
 		return b
 	}
-	b = append(b, key...)
-	return appendJSONString(b, s)
+	return appendField(b, key, s)
 }
 
 const hexDigits = "0123456789abcdef"
