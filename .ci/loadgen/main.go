@@ -36,109 +36,70 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/narrowd/narrowd/daemon"
 	"github.com/narrowd/narrowd/daemon/hookclient"
 )
 
-// exchange writes one raw HTTP/1.1 request and reads the reply: a lean
-// client, so that the load generator's own CPU, on the same cores, skews
-// the figure less than net/http's client would.
+// exchange writes one raw HTTP/1.1 request on a kept-alive connection and
+// reads the reply: a lean client, so that the load generator's own CPU,
+// on the same cores, skews the figure less than net/http's client would.
 func exchange(conn net.Conn, r *bufio.Reader, req []byte) (status int, body []byte, err error) {
-	status, _, body, err = exchangeExit(conn, r, req)
-	return status, body, err
-}
-
-// exchangeExit is exchange that also returns a raw reply's exit code
-// header (hookclient.ExitCodeHeader), or -1 when the reply has none.
-func exchangeExit(conn net.Conn, r *bufio.Reader, req []byte) (status, exit int, body []byte, err error) {
-	exit = -1
 	conn.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := conn.Write(req); err != nil {
-		return 0, -1, nil, err
+		return 0, nil, err
 	}
 	line, err := r.ReadSlice('\n')
 	if err != nil {
-		return 0, -1, nil, err
+		return 0, nil, err
 	}
 	if len(line) < 12 {
-		return 0, -1, nil, fmt.Errorf("short status line %q", line)
+		return 0, nil, fmt.Errorf("short status line %q", line)
 	}
 	status, err = strconv.Atoi(string(line[9:12]))
 	if err != nil {
-		return 0, -1, nil, fmt.Errorf("bad status line %q", line)
+		return 0, nil, fmt.Errorf("bad status line %q", line)
 	}
 	length := -1
 	for {
 		h, err := r.ReadSlice('\n')
 		if err != nil {
-			return 0, -1, nil, err
+			return 0, nil, err
 		}
 		h = bytes.TrimRight(h, "\r\n")
 		if len(h) == 0 {
 			break
 		}
 		k, v, ok := bytes.Cut(h, []byte(":"))
-		if ok && strings.EqualFold(string(k), hookclient.ExitCodeHeader) {
-			if exit, err = strconv.Atoi(string(bytes.TrimSpace(v))); err != nil {
-				return 0, -1, nil, fmt.Errorf("bad exit code %q", v)
-			}
-		}
 		if ok && strings.EqualFold(string(k), "content-length") {
 			length, err = strconv.Atoi(string(bytes.TrimSpace(v)))
 			if err != nil {
-				return 0, -1, nil, fmt.Errorf("bad content-length %q", v)
+				return 0, nil, fmt.Errorf("bad content-length %q", v)
 			}
 		}
 	}
 	if length < 0 {
-		return 0, -1, nil, errors.New("reply has no content-length")
+		return 0, nil, errors.New("reply has no content-length")
 	}
 	body = make([]byte, length)
 	_, err = io.ReadFull(r, body)
-	return status, exit, body, err
+	return status, body, err
 }
 
-func request(host, path string, payload []byte, keepAlive bool) []byte {
-	conn := "close"
-	if keepAlive {
-		conn = "keep-alive"
-	}
-	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: %s\r\n\r\n",
-		path, host, len(payload), conn)
-	return append([]byte(head), payload...)
-}
+// client makes calls with the payloads until ctx ends and returns their
+// latencies.
+type client func(ctx context.Context, payloads [][]byte, first int, ok, failed *atomic.Int64) []time.Duration
 
-// client makes calls until ctx ends and returns their latencies.
-type client func(ctx context.Context, reqs [][]byte, first int, ok, failed *atomic.Int64) []time.Duration
-
-// shimClient makes one new Unix connection per call.
-func shimClient(socket string) client {
-	return func(ctx context.Context, reqs [][]byte, first int, ok, failed *atomic.Int64) []time.Duration {
+// shimClient asks the daemon exactly as each `narrowd hook` process does,
+// with hookclient.Ask: one new Unix connection per call.
+func shimClient(socket, agentName string) client {
+	return func(ctx context.Context, payloads [][]byte, first int, ok, failed *atomic.Int64) []time.Duration {
 		var lat []time.Duration
 		for n := first; ctx.Err() == nil; n++ {
 			t0 := time.Now()
-			err := func() error {
-				conn, err := net.DialTimeout("unix", socket, 10*time.Second)
-				if err != nil {
-					return err
-				}
-				defer conn.Close()
-				status, exit, body, err := exchangeExit(conn, bufio.NewReader(conn), reqs[n%len(reqs)])
-				if err != nil {
-					return err
-				}
-				// A raw reply's header, or else the envelope, carries
-				// the agent's exit code; 0 and 2 are answers, anything
-				// else is a failure.
-				answered := exit == 0 || exit == 2 ||
-					exit < 0 && (bytes.Contains(body, []byte(`"exit_code":0`)) || bytes.Contains(body, []byte(`"exit_code":2`)))
-				if status != 200 || !answered {
-					return fmt.Errorf("daemon answered %d (exit %d): %.200s", status, exit, body)
-				}
-				return nil
-			}()
+			_, err := hookclient.Ask(socket, t0.Add(10*time.Second), hookclient.Request{Agent: agentName, Payload: payloads[n%len(payloads)]})
 			if err != nil {
-				failed.Add(1)
+				if failed.Add(1) == 1 {
+					fmt.Fprintf(os.Stderr, "loadgen: first failure: %v\n", err)
+				}
 				continue
 			}
 			ok.Add(1)
@@ -148,9 +109,16 @@ func shimClient(socket string) client {
 	}
 }
 
-// httpClient keeps one loopback connection per client.
-func httpClient(addr string) client {
-	return func(ctx context.Context, reqs [][]byte, first int, ok, failed *atomic.Int64) []time.Duration {
+// httpClient keeps one loopback connection per client, as Claude Code's
+// http hook does.
+func httpClient(hookURL *url.URL) client {
+	return func(ctx context.Context, payloads [][]byte, first int, ok, failed *atomic.Int64) []time.Duration {
+		reqs := make([][]byte, len(payloads))
+		for i, p := range payloads {
+			head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n",
+				hookURL.RequestURI(), hookURL.Host, len(p))
+			reqs[i] = append([]byte(head), p...)
+		}
 		var lat []time.Duration
 		var conn net.Conn
 		var r *bufio.Reader
@@ -162,7 +130,7 @@ func httpClient(addr string) client {
 		for n := first; ctx.Err() == nil; n++ {
 			t0 := time.Now()
 			if conn == nil {
-				c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+				c, err := net.DialTimeout("tcp", hookURL.Host, 10*time.Second)
 				if err != nil {
 					failed.Add(1)
 					time.Sleep(10 * time.Millisecond)
@@ -223,43 +191,31 @@ func main() {
 	dur := flag.Duration("d", 10*time.Second, "how long to run")
 	agentName := flag.String("agent", "claude", "agent the payloads are for (socket mode)")
 	pid := flag.Int("pid", 0, "the daemon's pid, to report its CPU per decision")
-	raw := flag.Bool("raw", true, "socket mode: send the shim's own request (hookclient.Encode, asking for the raw reply); false sends the older request answered with the JSON envelope")
 	flag.Parse()
 	if (*socket == "") == (*hookURL == "") || flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: loadgen (-socket PATH | -http URL) [-c N] [-d DURATION] [-pid PID] PAYLOAD...")
 		os.Exit(2)
 	}
-	var reqs [][]byte
-	var run client
+	var payloads [][]byte
 	for _, p := range flag.Args() {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "loadgen:", err)
 			os.Exit(1)
 		}
-		if *socket != "" && *raw {
-			// Byte for byte what narrowd hook sends.
-			reqs = append(reqs, hookclient.Encode(hookclient.Request{Agent: *agentName, Payload: b}))
-		} else if *socket != "" {
-			reqs = append(reqs, request("narrowd", daemon.HookPath+*agentName, b, false))
-		} else {
-			u, err := url.Parse(*hookURL)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "loadgen:", err)
-				os.Exit(2)
-			}
-			reqs = append(reqs, request(u.Host, u.RequestURI(), b, true))
-		}
+		payloads = append(payloads, b)
 	}
-	mode := "shim (socket, connection per call, raw reply)"
-	if !*raw {
-		mode = "shim (socket, connection per call, JSON envelope)"
-	}
+	var run client
+	mode := "shim (socket, connection per call)"
 	if *socket != "" {
-		run = shimClient(*socket)
+		run = shimClient(*socket, *agentName)
 	} else {
-		u, _ := url.Parse(*hookURL)
-		run = httpClient(u.Host)
+		u, err := url.Parse(*hookURL)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			os.Exit(2)
+		}
+		run = httpClient(u)
 		mode = "http (keep-alive)"
 	}
 
@@ -278,7 +234,7 @@ func main() {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range *clients {
-		wg.Go(func() { lat[i] = run(ctx, reqs, i, &ok, &failed) })
+		wg.Go(func() { lat[i] = run(ctx, payloads, i, &ok, &failed) })
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
