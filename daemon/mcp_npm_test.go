@@ -36,34 +36,6 @@ func installServer(t *testing.T, s npmcache.Package) string {
 	return bin
 }
 
-const fsReadLabels = `
-[[tool]]
-key = "fs/read_text_file"
-def_hash = "%s"
-reviewer = "test"
-method = "read src/filesystem/index.ts of @modelcontextprotocol/server-filesystem 2026.8.31"
-reviewed = 2026-11-30T12:00:00Z
-[tool.input]
-kind = "read"
-field = "path"
-[tool.labels]
-mutation = "read"
-scope = "account_wide"
-reversibility = "reversible"
-egress = "none"
-financial = "none"
-returns_class = "third_party_content"
-open_world = true
-[tool.why]
-mutation = "read: §3.1 retrieval changes no state"
-scope = "account_wide: §4.3 any path under the server's allowed directories, which the configuration sets"
-reversibility = "reversible: §3.3 read actions are reversible"
-egress = "none: §3.4 data comes into the session"
-financial = "none: §3.5 no spend"
-returns_class = "third_party_content: §3.6 file reads"
-open_world = "§4.3 the unconstrained path is the main target"
-`
-
 // TestMCPRealServers discovers the real filesystem and everything
 // servers from npm, started confined through narrowd exec --confine, as
 // an agent's configuration declares them. Keys and def_hashes are the
@@ -121,7 +93,7 @@ func TestMCPRealServers(t *testing.T) {
 	}
 
 	labels := filepath.Join(t.TempDir(), "labels.toml")
-	os.WriteFile(labels, []byte(fmt.Sprintf(fsReadLabels, hashOf["fs/read_text_file"])), 0o600)
+	os.WriteFile(labels, []byte(readLabels("fs/read_text_file", hashOf["fs/read_text_file"])), 0o600)
 	e, err := NewEngine(EngineConfig{LabelFiles: []string{labels}, MCP: first.Registry})
 	if err != nil {
 		t.Fatal(err)

@@ -73,9 +73,12 @@ func manyTools(n int) string {
 	return b.String() + "]"
 }
 
-const notesLabels = `
+// readLabels is a label file for one MCP read tool, key, whose `path`
+// argument names the file it reads, bound to the definition hash.
+func readLabels(key, hash string) string {
+	return fmt.Sprintf(`
 [[tool]]
-key = "notes/read_note"
+key = "%s"
 def_hash = "%s"
 reviewer = "test"
 method = "read the server's source"
@@ -99,7 +102,8 @@ egress = "none: §3.4 data comes into the session"
 financial = "none: §3.5 no spend"
 returns_class = "third_party_content: §3.6 file reads"
 open_world = "§4.3 the unconstrained path is the main target"
-`
+`, key, hash)
+}
 
 // TestMCPDiscoveryDaemon serves with discovery on: hostile servers leave
 // the daemon answering and their tools unlabelled; a labelled read
@@ -144,7 +148,7 @@ func TestMCPDiscoveryDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	labels := filepath.Join(t.TempDir(), "labels.toml")
-	os.WriteFile(labels, []byte(fmt.Sprintf(notesLabels, listed[0].DefHash)), 0o600)
+	os.WriteFile(labels, []byte(readLabels("notes/read_note", listed[0].DefHash)), 0o600)
 
 	reg := mcp.NewRegistry()
 	d := startDaemon(t, func(c *Config) {
@@ -259,7 +263,7 @@ func BenchmarkJudgeMCP(b *testing.B) {
 	tools = append(tools, mcp.Tool{Name: "read_note", Key: "notes/read_note", DefHash: strings.Repeat("a", 64)})
 	reg.Update([]mcp.Listing{{Server: mcp.Server{Agent: "claude", Name: "notes"}, Tools: tools}}, time.Now())
 	labels := filepath.Join(b.TempDir(), "labels.toml")
-	os.WriteFile(labels, []byte(fmt.Sprintf(notesLabels, strings.Repeat("a", 64))), 0o600)
+	os.WriteFile(labels, []byte(readLabels("notes/read_note", strings.Repeat("a", 64))), 0o600)
 	e, err := NewEngine(EngineConfig{LabelFiles: []string{labels}, MCP: reg, NoDisk: true})
 	if err != nil {
 		b.Fatal(err)
@@ -291,7 +295,7 @@ func TestMCPUnlabelledWhy(t *testing.T) {
 		{Server: mcp.Server{Agent: "cursor", Name: "two"}, Tools: []mcp.Tool{{Name: "x", Key: "two/x", DefHash: strings.Repeat("e", 64)}}},
 	}, time.Now())
 	labels := filepath.Join(t.TempDir(), "labels.toml")
-	os.WriteFile(labels, []byte(fmt.Sprintf(notesLabels, strings.Repeat("a", 64))), 0o600)
+	os.WriteFile(labels, []byte(readLabels("notes/read_note", strings.Repeat("a", 64))), 0o600)
 	e, err := NewEngine(EngineConfig{LabelFiles: []string{labels}, MCP: reg, NoDisk: true})
 	if err != nil {
 		t.Fatal(err)
