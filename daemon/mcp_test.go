@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/narrowd/narrowd/daemon/mcp"
+	"github.com/narrowd/narrowd/internal/mcptest"
 	"github.com/narrowd/narrowd/rules"
 )
 
@@ -34,31 +35,6 @@ func notesMCP(desc *atomic.Value) http.Handler {
 		})
 		return s
 	}, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
-}
-
-// rawMCP answers MCP over HTTP by hand: initialize, then tools/list with
-// the given tools array.
-func rawMCP(tools string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		if req.ID == nil {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		result := `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`
-		if req.Method == "tools/list" {
-			result = `{"tools":` + tools + `}`
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
-	})
 }
 
 func manyTools(n int) string {
@@ -129,7 +105,7 @@ func TestMCPDiscoveryDaemon(t *testing.T) {
 		io.WriteString(w, "\x00\xff{{{ not json at all ]]]")
 	}))
 	defer garbage.Close()
-	many := httptest.NewServer(rawMCP(manyTools(10000)))
+	many := httptest.NewServer(mcptest.RawServer(manyTools(10000)))
 	defer many.Close()
 
 	home, ws := t.TempDir(), t.TempDir()

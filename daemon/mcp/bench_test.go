@@ -2,37 +2,13 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-)
 
-// rawHTTP answers MCP over HTTP by hand with the given tools array.
-func rawHTTP(tools string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		if req.ID == nil {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		result := `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`
-		if req.Method == "tools/list" {
-			result = `{"tools":` + tools + `}`
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
-	})
-}
+	"github.com/narrowd/narrowd/internal/mcptest"
+)
 
 func toolsJSON(n int) string {
 	var b strings.Builder
@@ -51,7 +27,7 @@ func toolsJSON(n int) string {
 // memory one listing costs the daemon.
 func BenchmarkList(b *testing.B) {
 	for _, n := range []int{30, 10000} {
-		srv := httptest.NewServer(rawHTTP(toolsJSON(n)))
+		srv := httptest.NewServer(mcptest.RawServer(toolsJSON(n)))
 		s := Server{Name: "bench", Transport: HTTP, URL: srv.URL}
 		l := &Lister{}
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
