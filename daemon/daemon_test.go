@@ -241,15 +241,7 @@ func TestGracefulShutdownAnswersInFlight(t *testing.T) {
 	if !isBlocking(env.Reply) || env.ID == "" {
 		t.Fatalf("reply %+v", env)
 	}
-	select {
-	case err := <-d.done:
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.done <- nil
-	case <-time.After(10 * time.Second):
-		t.Fatal("daemon did not stop after the in-flight call")
-	}
+	d.waitStopped(t)
 	if _, ok := auditIDs(t, d.cfg.AuditDir)[env.ID]; !ok {
 		t.Fatal("in-flight call not audited")
 	}

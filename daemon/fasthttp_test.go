@@ -218,15 +218,7 @@ func TestFastPathShutdownAnswersInFlight(t *testing.T) {
 	if !isBlocking(agent.Reply{Stdout: body}) {
 		t.Fatalf("reply %s", body)
 	}
-	select {
-	case err := <-d.done:
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.done <- nil
-	case <-time.After(10 * time.Second):
-		t.Fatal("daemon did not stop")
-	}
+	d.waitStopped(t)
 }
 
 // TestFastShimMatchesNetHTTP sends the shim's request over the Unix

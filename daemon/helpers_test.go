@@ -270,3 +270,18 @@ func waitSocket(t testing.TB, path string) {
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
+
+// waitStopped waits up to ten seconds for the daemon's Serve to return,
+// fails on its error, and leaves a nil result for the cleanup.
+func (d *testDaemon) waitStopped(t testing.TB) {
+	t.Helper()
+	select {
+	case err := <-d.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.done <- nil
+	case <-time.After(10 * time.Second):
+		t.Fatal("daemon did not stop")
+	}
+}
