@@ -217,17 +217,7 @@ func TestDiscoveryBounds(t *testing.T) {
 func TestDiscoveryRunWatchesConfig(t *testing.T) {
 	home := t.TempDir()
 	exe, _ := os.Executable()
-	d := &Discovery{Locations: Locations{Home: home}, Lister: &Lister{Limits: Limits{Timeout: 5 * time.Second}}, Registry: NewRegistry(), Interval: time.Hour}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		d.Run(ctx)
-		close(done)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	d := runDiscovery(t, home)
 	waitUntil(t, func() bool { return d.Registry.Snapshot().Rounds >= 1 })
 	writeFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers":{"notes":{"command":`+quote(exe)+`,"env":{"NARROWD_TEST_MCP":"notes"}}}}`)
 	waitUntil(t, func() bool {
@@ -299,17 +289,7 @@ func TestDiscoveryNoticesProjects(t *testing.T) {
 	os.Mkdir(filepath.Join(proj, ".git"), 0o755)
 	os.MkdirAll(filepath.Join(proj, "src", "deep"), 0o755)
 	writeFile(t, filepath.Join(proj, ".cursor", "mcp.json"), `{"mcpServers":{"notes":{"command":`+quote(exe)+`,"env":{"NARROWD_TEST_MCP":"notes"}}}}`)
-	d := &Discovery{Locations: Locations{Home: home}, Lister: &Lister{Limits: Limits{Timeout: 5 * time.Second}}, Registry: NewRegistry(), Interval: time.Hour}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		d.Run(ctx)
-		close(done)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	d := runDiscovery(t, home)
 	waitUntil(t, func() bool { return d.Registry.Snapshot().Rounds >= 1 })
 	cwd := filepath.Join(proj, "src", "deep")
 	if _, _, ok := d.Resolve("cursor", "MCP:read_note", cwd); ok {
@@ -328,4 +308,22 @@ func TestDiscoveryNoticesProjects(t *testing.T) {
 	if got := d.locations().Projects; len(got) != 2 || !slices.Contains(got, proj) || !slices.Contains(got, home) {
 		t.Errorf("noticed projects %v, want %s (the .git root, not the cwd) and %s (the last call's)", got, proj, home)
 	}
+}
+
+// runDiscovery runs discovery for the home directory until the test ends,
+// with a schedule too slow to matter.
+func runDiscovery(t *testing.T, home string) *Discovery {
+	t.Helper()
+	d := &Discovery{Locations: Locations{Home: home}, Lister: &Lister{Limits: Limits{Timeout: 5 * time.Second}}, Registry: NewRegistry(), Interval: time.Hour}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		d.Run(ctx)
+		close(done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return d
 }
