@@ -216,14 +216,7 @@ func TestOfflineKeepsAsking(t *testing.T) {
 // audit record names it, and restoring it gives the file back byte for
 // byte after the "agent" overwrote it.
 func TestHandleSnapshotUndo(t *testing.T) {
-	w := newSnapWorld(t, snapshot.Budget{})
-	d := startDaemon(t, func(c *Config) { c.Engine.Workspaces = []string{w.ws} })
-	payload := claudePayload("PermissionRequest", "s1", "Bash", bash("cp config.example.yaml config.yaml"))
-	payload = bytes.Replace(payload, []byte(`"cwd":"/tmp"`), []byte(`"cwd":"`+w.ws+`"`), 1)
-	env, err := d.client().Hook(context.Background(), "claude", payload, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, d, env := copyThroughDaemon(t)
 	if !strings.Contains(string(env.Reply.Stdout), `"behavior":"allow"`) {
 		t.Fatalf("reply: %s", env.Reply.Stdout)
 	}
@@ -400,14 +393,7 @@ func TestUndoHint(t *testing.T) {
 // TestPruneSnapshots: the daemon prunes snapshots older than SnapshotKeep
 // from its store, and keeps younger ones.
 func TestPruneSnapshots(t *testing.T) {
-	w := newSnapWorld(t, snapshot.Budget{})
-	d := startDaemon(t, func(c *Config) { c.Engine.Workspaces = []string{w.ws} })
-	payload := claudePayload("PermissionRequest", "s1", "Bash", bash("cp config.example.yaml config.yaml"))
-	payload = bytes.Replace(payload, []byte(`"cwd":"/tmp"`), []byte(`"cwd":"`+w.ws+`"`), 1)
-	env, err := d.client().Hook(context.Background(), "claude", payload, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, d, env := copyThroughDaemon(t)
 	store, err := snapshot.Open(SnapshotDir(d.cfg.StateDir), snapshot.Budget{})
 	if err != nil {
 		t.Fatal(err)
@@ -431,4 +417,20 @@ func TestPruneSnapshots(t *testing.T) {
 	if count() != 0 {
 		t.Error("a snapshot older than SnapshotKeep was kept")
 	}
+}
+
+// copyThroughDaemon serves a daemon over a snapshot world and sends it,
+// on its real socket, a permission request for a cp that overwrites a
+// workspace file.
+func copyThroughDaemon(t *testing.T) (snapWorld, *testDaemon, Envelope) {
+	t.Helper()
+	w := newSnapWorld(t, snapshot.Budget{})
+	d := startDaemon(t, func(c *Config) { c.Engine.Workspaces = []string{w.ws} })
+	payload := claudePayload("PermissionRequest", "s1", "Bash", bash("cp config.example.yaml config.yaml"))
+	payload = bytes.Replace(payload, []byte(`"cwd":"/tmp"`), []byte(`"cwd":"`+w.ws+`"`), 1)
+	env, err := d.client().Hook(context.Background(), "claude", payload, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, d, env
 }
