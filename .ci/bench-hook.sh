@@ -10,6 +10,8 @@
 # loopback ports, and measures in ONE hyperfine run, on the same two Claude
 # PreToolUse Bash payloads (`ls -la src` and `rm -rf ~/x`):
 #   floor     a static Go binary that reads stdin and prints {}
+#   small     narrowd-hook claude, daemon up: the shim as its own small
+#             binary, what `narrowd install` writes (CGO_ENABLED=0)
 #   shim      narrowd hook claude, daemon up (CGO_ENABLED=0, as the README builds it)
 #   shim-cgo  the same from a default, dynamically linked build
 #   fallback  narrowd hook claude, daemon down (in-process engine)
@@ -62,7 +64,7 @@ chmod 700 "$work/run"
 
 say "building"
 go version
-CGO_ENABLED=0 go build -o "$work/narrowd" ./cmd/narrowd  # as the README builds it
+CGO_ENABLED=0 go build -o "$work/" ./cmd/narrowd ./cmd/narrowd-hook  # as the README builds them
 # The default build on a machine with a C compiler: dynamically linked.
 go build -o "$work/narrowd-cgo" ./cmd/narrowd
 cat >"$work/floor.go" <<'EOF'
@@ -79,7 +81,7 @@ func main() {
 }
 EOF
 (cd "$work" && CGO_ENABLED=0 GOFLAGS= go build -o floor floor.go)
-ls -l "$work/narrowd" "$work/floor" | awk '{print $5, $NF}'
+ls -l "$work/narrowd" "$work/narrowd-hook" "$work/floor" | awk '{print $5, $NF}'
 
 payload() { # name command
 	python3 - "$1" "$2" "$work" <<'EOF'
@@ -131,6 +133,7 @@ say "hyperfine: one run, both payloads, every command (runs >= $runs each)"
 sh_exec() { printf "sh -c 'exec %s'" "$1"; }
 cmds=(
 	"$(sh_exec "$work/floor < $work/{p}.json")"
+	"$(sh_exec "$work/narrowd-hook --socket $sock claude < $work/{p}.json")"
 	"$(sh_exec "$work/narrowd hook --socket $sock claude < $work/{p}.json")"
 	"$(sh_exec "$work/narrowd-cgo hook --socket $sock claude < $work/{p}.json")"
 	"$(sh_exec "$work/narrowd hook --socket $work/run/absent.sock claude < $work/{p}.json")"
@@ -162,6 +165,7 @@ import json, re, sys
 work = sys.argv[1]
 def name(cmd):
     who = ("fallback" if "absent.sock" in cmd else "shim" if "narrowd hook --socket " in cmd else
+           "small" if "narrowd-hook --socket " in cmd else
            "shim-cgo" if "narrowd-cgo hook" in cmd else
            "floor" if "/floor <" in cmd else "curl" if "exec curl" in cmd else
            "ccsn" if "cc-safety-net" in cmd else "?")
@@ -172,17 +176,18 @@ def p99(name):
     t = sorted(res[name]["times"]); return t[min(len(t) - 1, int(len(t) * 0.99))] * 1e3
 print("per-call wall time, milliseconds (hyperfine -N, each command run as sh -c 'exec ...'):")
 print(f"  {'':10} {'payload':8} {'median':>8} {'p99':>8}")
-for who in ["floor", "shim", "shim-cgo", "fallback", "curl", "ccsn"]:
+for who in ["floor", "small", "shim", "shim-cgo", "fallback", "curl", "ccsn"]:
     for p in ["ls", "rm"]:
         n = f"{who} {p}"
         if n in res:
             print(f"  {who:10} {p:8} {med(n):8.1f} {p99(n):8.1f}")
 print("ratios of medians (per payload):")
 for p in ["ls", "rm"]:
-    f, s, c, fb = med(f"floor {p}"), med(f"shim {p}"), med(f"ccsn {p}"), med(f"fallback {p}")
-    line = f"  {p}: shim/floor {s / f:.2f}x (shim - floor {s - f:.1f} ms), shim-cgo/floor {med(f'shim-cgo {p}') / f:.2f}x, fallback/floor {fb / f:.2f}x"
+    f, sm, s, c, fb = med(f"floor {p}"), med(f"small {p}"), med(f"shim {p}"), med(f"ccsn {p}"), med(f"fallback {p}")
+    line = (f"  {p}: small/floor {sm / f:.2f}x (small - floor {sm - f:.1f} ms), shim/floor {s / f:.2f}x (shim - floor {s - f:.1f} ms), "
+            f"shim-cgo/floor {med(f'shim-cgo {p}') / f:.2f}x, fallback/floor {fb / f:.2f}x")
     if c is not None:
-        line += f"; narrowd faster than cc-safety-net: shim {c / s:.1f}x, fallback {c / fb:.1f}x"
+        line += f"; narrowd faster than cc-safety-net: small {c / sm:.1f}x, shim {c / s:.1f}x, fallback {c / fb:.1f}x"
     else:
         line += ", cc-safety-net NOT MEASURED"
     print(line)

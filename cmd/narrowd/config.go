@@ -13,7 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/narrowd/narrowd/cmd/narrowd/internal/quickhook"
+	"github.com/narrowd/narrowd/cmd/internal/quickhook"
 	"github.com/narrowd/narrowd/daemon"
 )
 

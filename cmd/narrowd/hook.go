@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/narrowd/narrowd/cmd/narrowd/internal/quickhook"
+	"github.com/narrowd/narrowd/cmd/internal/quickhook"
 	"github.com/narrowd/narrowd/daemon"
 	"github.com/narrowd/narrowd/daemon/agent"
 	"github.com/narrowd/narrowd/rules"

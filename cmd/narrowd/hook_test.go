@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/narrowd/narrowd/cmd/narrowd/internal/quickhook"
+	"github.com/narrowd/narrowd/cmd/internal/quickhook"
 )
 
 // quickParseCases are argument lists an agent's hook command might carry,

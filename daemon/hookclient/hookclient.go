@@ -1,7 +1,7 @@
 // Package hookclient is the shim's side of narrowd's Unix socket protocol:
 // one hook payload out, one reply back. It is light on purpose, so that
 // `narrowd hook` can ask the daemon before the rest of narrowd (CEL,
-// protobuf, Prometheus) has started; see cmd/narrowd/internal/quickhook.
+// protobuf, Prometheus) has started; see cmd/internal/quickhook.
 // Go initialises a package once its imports are, choosing among the ready
 // ones in import-path order, so each import here decides how much of
 // narrowd runs first: this package uses only os, syscall, bytes, strconv,

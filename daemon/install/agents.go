@@ -155,7 +155,7 @@ func ours(h *object, wantCmd string) bool {
 			c = strings.TrimSpace(c)
 			exact := c != "" && (c == wantCmd || strings.HasPrefix(c, wantCmd+" --event "))
 			runsHook := strings.Contains(c, " hook ") || strings.HasSuffix(c, " hook")
-			if exact || strings.Contains(c, "narrowd") && runsHook {
+			if exact || strings.Contains(c, "narrowd") && runsHook || strings.Contains(c, HookBinaryName) {
 				return true
 			}
 		}
@@ -166,10 +166,18 @@ func ours(h *object, wantCmd string) bool {
 	return false
 }
 
+// HookBinaryName is the small binary that is `narrowd hook` on its own
+// (cmd/narrowd-hook). It starts in a fraction of narrowd's time, and hands
+// whatever the daemon does not answer to the narrowd beside it.
+const HookBinaryName = "narrowd-hook"
+
 // HookCommand is the shell command an agent runs to reach narrowd: the
 // binary, quoted for a POSIX shell when it needs to be, then "hook" and the
-// agent's name.
+// agent's name; narrowd-hook takes the agent's name alone.
 func HookCommand(binary string, a Agent) string {
+	if filepath.Base(binary) == HookBinaryName {
+		return shellQuote(binary) + " " + string(a)
+	}
 	return shellQuote(binary) + " hook " + string(a)
 }
 

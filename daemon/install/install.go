@@ -25,8 +25,9 @@ type Config struct {
 	// reads CLAUDE_CONFIG_DIR, CODEX_HOME or COPILOT_HOME into it).
 	// Empty means the agent's default under Home.
 	UserDir string
-	// Binary is the absolute path of the narrowd binary the hook runs.
-	// Uninstall also recognises the exact command it renders.
+	// Binary is the absolute path of the binary the hook runs: narrowd,
+	// or narrowd-hook ([HookBinaryName]) beside it. Uninstall also
+	// recognises the exact command it renders.
 	Binary string
 	// HTTPAddr, for Claude Code only, installs an "http" hook that posts
 	// to the daemon's loopback listener at this host:port instead of a

@@ -705,6 +705,8 @@ func TestOurs(t *testing.T) {
 		{"empty-command", `{"command": ""}`, "", false},
 		{"other-url", `{"type": "http", "url": "http://127.0.0.1:1/hooks/pre-tool-use"}`, "", false},
 		{"command-not-string", `{"command": ["narrowd", "hook"]}`, "", false},
+		{"small-binary", `{"command": "/opt/narrowd/bin/narrowd-hook gemini"}`, want, true},
+		{"small-binary-quoted", `{"bash": "'/my tools/narrowd-hook' copilot --event preToolUse"}`, "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -714,6 +716,60 @@ func TestOurs(t *testing.T) {
 			}
 			if got := ours(v.(*object), tt.wantCmd); got != tt.ours {
 				t.Errorf("ours = %v, want %v", got, tt.ours)
+			}
+		})
+	}
+}
+
+func TestHookCommand(t *testing.T) {
+	tests := []struct {
+		binary string
+		agent  Agent
+		want   string
+	}{
+		{"/opt/narrowd/bin/narrowd", Claude, "/opt/narrowd/bin/narrowd hook claude"},
+		{"/opt/narrowd/bin/narrowd-hook", Codex, "/opt/narrowd/bin/narrowd-hook codex"},
+		{"/my tools/narrowd-hook", Gemini, "'/my tools/narrowd-hook' gemini"},
+		{"/opt/guard/bin/guard", Cursor, "/opt/guard/bin/guard hook cursor"},
+		// Only the exact name takes the agent alone.
+		{"/opt/x/narrowd-hook-old", Claude, "/opt/x/narrowd-hook-old hook claude"},
+	}
+	for _, tt := range tests {
+		if got := HookCommand(tt.binary, tt.agent); got != tt.want {
+			t.Errorf("HookCommand(%q, %s) = %q, want %q", tt.binary, tt.agent, got, tt.want)
+		}
+	}
+}
+
+// An install of `narrowd hook` is rewritten in place to run narrowd-hook
+// once it is installed beside narrowd (and back), with no second entry;
+// uninstall finds either form.
+func TestInstallSwitchesToHookBinary(t *testing.T) {
+	small := filepath.Join(filepath.Dir(testBinary), HookBinaryName)
+	for _, a := range []Agent{Claude, Codex, Gemini, Copilot, Cursor} {
+		t.Run(string(a), func(t *testing.T) {
+			cfg, path := setup(t, a, levels()[0])
+			for _, bin := range []string{testBinary, small, testBinary, small} {
+				cfg.Binary = bin
+				if _, err := Install(cfg); err != nil {
+					t.Fatal(err)
+				}
+				entries := narrowdEntries(t, a, readOrFail(t, path))
+				if len(entries) == 0 {
+					t.Fatalf("installing %s wrote no hook", bin)
+				}
+				for ev, cmds := range entries {
+					if len(cmds) != 1 || !strings.HasPrefix(cmds[0], HookCommand(bin, a)) {
+						t.Errorf("after installing %s, %s runs %q", bin, ev, cmds)
+					}
+				}
+			}
+			cfg.Binary = ""
+			if _, err := Uninstall(cfg); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := os.ReadFile(path); err == nil && strings.Contains(string(got), "narrowd") {
+				t.Errorf("uninstall left narrowd's hooks:\n%s", got)
 			}
 		})
 	}

@@ -21,12 +21,23 @@ var built struct {
 	err  error
 }
 
-// Narrowd builds cmd/narrowd once per test binary and returns its path.
-// The directory is readable by every user, so an unprivileged test user
-// can run it. TestMain may call [RemoveNarrowd] after the tests.
+// Narrowd builds cmd/narrowd, and cmd/narrowd-hook beside it (see
+// [NarrowdHook]), once per test binary and returns narrowd's path. The
+// directory is readable by every user, so an unprivileged test user can
+// run it. TestMain may call [RemoveNarrowd] after the tests.
 func Narrowd() (string, error) {
 	built.once.Do(func() { built.bin, built.err = build() })
 	return built.bin, built.err
+}
+
+// NarrowdHook is the small hook binary [Narrowd] built beside narrowd:
+// `narrowd install` writes it into the agents' settings when it is there.
+func NarrowdHook() (string, error) {
+	bin, err := Narrowd()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(bin), "narrowd-hook"), nil
 }
 
 // RemoveNarrowd removes the binary [Narrowd] built, if it built one. Call
@@ -49,12 +60,12 @@ func build() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("no go command to build narrowd: %w", err)
 	}
-	bin := filepath.Join(dir, "narrowd")
-	out, err := exec.Command(gobin, "build", "-o", bin, "github.com/narrowd/narrowd/cmd/narrowd").CombinedOutput()
+	out, err := exec.Command(gobin, "build", "-o", dir+string(filepath.Separator),
+		"github.com/narrowd/narrowd/cmd/narrowd", "github.com/narrowd/narrowd/cmd/narrowd-hook").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
-	return bin, nil
+	return filepath.Join(dir, "narrowd"), nil
 }
 
 // TestUser is the unprivileged user sandbox tests run as when the tests

@@ -37,7 +37,9 @@ import (
 const Handoff = "NARROWD_HOOK_ASKED"
 
 func init() {
-	if len(os.Args) < 2 || os.Args[1] != "hook" {
+	// With [Handoff] set, an early answer (this one, or narrowd-hook's
+	// before it exec'd narrowd) has asked the daemon already.
+	if len(os.Args) < 2 || os.Args[1] != "hook" || os.Getenv(Handoff) != "" {
 		return
 	}
 	code, done := Answer(os.Args[2:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, handOff)
@@ -205,6 +207,48 @@ func Answer(argv []string, stdin io.Reader, stdout, stderr io.Writer, getenv fun
 	default:
 		return giveUp(stdout, stderr, hand, payload, "unreachable: "+err.Error())
 	}
+}
+
+// Standalone is the whole of the small narrowd-hook binary: argv are the
+// arguments of `narrowd hook`. It answers as [Answer] does, and hands
+// everything else to the full `narrowd hook` by next, which replaces the
+// process (see [ExecNarrowd]) and so returns only an error. If it fails,
+// the call is blocked.
+func Standalone(argv []string, next func() error) int {
+	code, done := Answer(argv, os.Stdin, os.Stdout, os.Stderr, os.Getenv, func(payload []byte, why string) error {
+		if err := handOff(payload, why); err != nil {
+			return err
+		}
+		return next()
+	})
+	if !done {
+		// Answer read nothing: the arguments are for main to report.
+		code, _ = giveUp(os.Stdout, os.Stderr, func([]byte, string) error { return next() }, nil, "")
+	}
+	return code
+}
+
+// ExecNarrowd replaces the process with `narrowd hook` and argv, run from
+// the narrowd beside this executable: the directory it was started from,
+// else the one its file is in once links are resolved. It returns only
+// when neither can be run.
+func ExecNarrowd(argv []string) error {
+	var dirs []string
+	if d, _ := path.Split(os.Args[0]); d != "" {
+		dirs = append(dirs, d)
+	}
+	if exe, err := os.Executable(); err == nil {
+		d, _ := path.Split(exe)
+		dirs = append(dirs, d)
+	}
+	args := append([]string{"narrowd", "hook"}, argv...)
+	err := errors.New("cannot find this executable")
+	for _, d := range dirs {
+		bin := path.Join(d, "narrowd")
+		args[0] = bin
+		err = os.NewSyscallError("exec "+bin, syscall.Exec(bin, args, os.Environ()))
+	}
+	return err
 }
 
 // giveUp hands the call to main; if it cannot, it blocks the call in every
