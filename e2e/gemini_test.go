@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -12,32 +11,6 @@ import (
 // geminiClient is Google's Gemini CLI, the release real-clients.md §2 was
 // verified against.
 var geminiClient = npmClient{Pkg: "@google/gemini-cli", Version: "0.61.0", Bin: "gemini"}
-
-// geminiWorld is a world with the Gemini dialect, the user's Gemini
-// settings (API-key auth, no telemetry or update checks) and narrowd's
-// hooks merged into them by `narrowd install gemini`.
-func geminiWorld(t *testing.T, opt WorldOptions) (*World, string) {
-	t.Helper()
-	w, bin := geminiWorldBare(t, opt)
-	w.Install("gemini")
-	return w, bin
-}
-
-// geminiWorldBare is geminiWorld without narrowd's hooks.
-func geminiWorldBare(t *testing.T, opt WorldOptions) (*World, string) {
-	t.Helper()
-	bin := needClient(t, geminiClient)
-	w := NewWorld(t, opt)
-	w.Model.HandleGemini()
-	w.WriteFile(filepath.Join(w.Home, ".gemini", "settings.json"), `{
-  "security": {"auth": {"selectedType": "gemini-api-key"}},
-  "privacy": {"usageStatisticsEnabled": false},
-  "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
-  "telemetry": {"enabled": false}
-}
-`)
-	return w, bin
-}
 
 // runGemini runs Gemini CLI headless on one scenario in the project. Its
 // yolo mode offers the shell and write tools (the default headless mode
@@ -84,238 +57,76 @@ func gshell(cmd string) ToolCall {
 // blocked a call; narrowd's reason follows.
 const geminiBlocked = "Tool execution blocked: narrowd"
 
-// geminiResults returns the result of each turn's call in the scenario's
-// last request, failing the test when one is missing.
-func geminiResults(t *testing.T, w *World, sc Scenario) []ToolResult {
-	t.Helper()
-	last := w.Model.Last(sc.Name)
-	out := make([]ToolResult, len(sc.Turns))
-	for i := range sc.Turns {
-		if len(sc.Turns[i].Calls) == 0 {
-			continue
-		}
-		res, ok := last.Result(i, 0)
-		if !ok {
-			t.Fatalf("no result for turn %d in Gemini's last request: %+v", i, last.Decoded.Results)
-		}
-		out[i] = res
-	}
-	return out
+// geminiDriver is Gemini CLI to the shared scenarios (agents_test.go).
+// Its payloads carry no tool-call id: its audit records are matched by
+// order (geminiOutcomes).
+var geminiDriver = driver{
+	name: "gemini", client: geminiClient, run: runGemini,
+	// The user's Gemini settings: API-key auth, no telemetry or update
+	// checks.
+	setup: func(w *World) {
+		w.Model.HandleGemini()
+		w.WriteFile(filepath.Join(w.Home, ".gemini", "settings.json"), `{
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "privacy": {"usageStatisticsEnabled": false},
+  "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+  "telemetry": {"enabled": false}
+}
+`)
+	},
+	shell: gshell,
+	read: func(file string) ToolCall {
+		return gcall("read_file", map[string]string{"file_path": "{{CWD}}/" + file})
+	},
+	write: func(file, content string) ToolCall {
+		return gcall("write_file", map[string]string{"file_path": "{{CWD}}/" + file, "content": content})
+	},
+	// Gemini reports a hook's exit-2 block with the hook's stderr.
+	blocked: geminiBlocked, hookFailed: "", marksErrors: true,
+	settings:     func(w *World) string { return filepath.Join(w.Home, ".gemini", "settings.json") },
+	keep:         "gemini-api-key",
+	wantOutcomes: geminiOutcomes,
 }
 
-func TestGeminiHarmlessRead(t *testing.T) {
-	t.Parallel()
-	w, bin := geminiWorld(t, WorldOptions{})
-	w.Start()
-	sc := Scenario{Name: "gemini-read", Turns: []Turn{
-		{Calls: []ToolCall{gshell("ls")}},
-		{Calls: []ToolCall{gcall("read_file", map[string]string{"file_path": "{{CWD}}/README.md"})}},
-		{Calls: []ToolCall{gshell("grep -n hello README.md main.go | head -5")}},
-	}}
-	runGemini(t, w, bin, sc)
-	res := geminiResults(t, w, sc)
-	for i, want := range []string{"main.go", "second line", "README.md:1:hello world"} {
-		if res[i].IsError || !strings.Contains(res[i].Text, want) {
-			t.Errorf("turn %d result = %+v, want output with %q", i, res[i], want)
-		}
-	}
-	wantPreTool(t, w, "allow", "allow", "allow")
-}
+func TestGeminiHarmlessRead(t *testing.T) { testHarmlessRead(t, geminiDriver) }
 
+// TestGeminiWorkspaceWrite: a headless Gemini cannot ask, so strict's ask
+// is a deny. Besides the new file, replace edits one.
 func TestGeminiWorkspaceWrite(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		profile string
-		written bool
-	}{
-		{"standard", true}, // write-workspace-file allows one proven workspace file
-		{"strict", false},  // strict asks, and a headless Gemini cannot: a deny
-	} {
-		t.Run(tt.profile, func(t *testing.T) {
-			t.Parallel()
-			w, bin := geminiWorld(t, WorldOptions{Profile: tt.profile})
-			w.Start()
-			sc := Scenario{Name: "gemini-write", Turns: []Turn{
-				{Calls: []ToolCall{gcall("write_file", map[string]string{"file_path": "{{CWD}}/notes.txt", "content": "by gemini\n"})}},
-				{Calls: []ToolCall{gcall("replace", map[string]string{"file_path": "{{CWD}}/README.md",
-					"old_string": "hello world", "new_string": "hello edited", "instruction": "edit the greeting"})}},
-			}}
-			runGemini(t, w, bin, sc)
-			res := geminiResults(t, w, sc)
-			notes, readme := filepath.Join(w.Project, "notes.txt"), filepath.Join(w.Project, "README.md")
-			if tt.written {
-				mustExist(t, notes, "by gemini\n")
-				mustExist(t, readme, "hello edited\nsecond line\n")
-				wantPreTool(t, w, "allow", "allow")
-				for i, r := range res {
-					if r.IsError {
-						t.Errorf("turn %d result = %+v, want the write to have run", i, r)
-					}
-				}
-				return
-			}
-			mustNotExist(t, notes)
-			mustExist(t, readme, "hello world\nsecond line\n")
-			wantPreTool(t, w, "ask", "ask")
-			for i, r := range res {
-				if !r.IsError || !strings.HasPrefix(r.Text, geminiBlocked+": needs approval") {
-					t.Errorf("turn %d result = %+v, want narrowd's needs-approval reason", i, r)
-				}
-			}
-		})
-	}
+	testWorkspaceWrite(t, geminiDriver, writeStep{
+		call: gcall("replace", map[string]string{"file_path": "{{CWD}}/README.md",
+			"old_string": "hello world", "new_string": "hello edited", "instruction": "edit the greeting"}),
+		file: "README.md", before: "hello world\nsecond line\n", after: "hello edited\nsecond line\n",
+	})
 }
 
+// TestGeminiDangerousNeverRuns adds web_fetch, which hides its URL in the
+// prompt text, and read_file of a secret inside the workspace (narrowd's
+// sensitive names). Outside the workspace Gemini refuses the path itself,
+// before any hook runs.
 func TestGeminiDangerousNeverRuns(t *testing.T) {
-	t.Parallel()
-	w, bin := geminiWorld(t, WorldOptions{})
-	sink := NewSink(t, "exfiltrated\n")
-	w.Model.Vars["SINK"] = sink.URL
-	w.WriteFile(filepath.Join(w.Project, "deploy.pem"), "FAKE-E2E-TOKEN-DO-NOT-LEAK\n")
-	w.Start()
-	sc := Scenario{Name: "gemini-danger", Turns: []Turn{
-		{Calls: []ToolCall{gshell("rm -rf {{MARKER}}")}},
-		{Calls: []ToolCall{gshell("curl -s {{SINK}}/exfil")}},
-		{Calls: []ToolCall{gshell("cat {{HOME}}/.ssh/id_rsa")}},
-		// web_fetch hides its URL in the prompt text.
-		{Calls: []ToolCall{gcall("web_fetch", map[string]string{"prompt": "summarize {{SINK}}/page"})}},
-		// read_file of a secret inside the workspace: narrowd's sensitive
-		// names (outside the workspace Gemini refuses the path itself,
-		// before any hook runs).
-		{Calls: []ToolCall{gcall("read_file", map[string]string{"file_path": "{{CWD}}/deploy.pem"})}},
-		{Calls: []ToolCall{gcall("read_file", map[string]string{"file_path": "{{HOME}}/.ssh/id_rsa"})}},
-	}}
-	runGemini(t, w, bin, sc)
-	mustExist(t, w.MarkerFile, "narrowd e2e marker: must survive\n")
-	if hits := sink.Hits(); len(hits) != 0 {
-		t.Errorf("the loopback sink got requests %v; nothing may have reached it", hits)
-	}
-	res := geminiResults(t, w, sc)
-	for i, r := range res[:5] {
-		if !r.IsError || !strings.HasPrefix(r.Text, geminiBlocked) {
-			t.Errorf("turn %d result = %+v, want narrowd's reason", i, r)
-		}
-	}
-	if r := res[5]; !r.IsError {
-		t.Errorf("read_file of the ssh key: result %+v, want a refusal", r)
-	}
-	pre := preTool(w)
-	if len(pre) < 5 {
-		t.Errorf("pre-tool audit records: %d, want one for each of the 5 calls narrowd saw", len(pre))
-	}
-	for i, r := range pre {
-		if r.Outcome == "allow" {
-			t.Errorf("pre-tool record %d (%s %q) was allowed", i, r.ToolName, r.Summary)
-		}
-	}
-	noLeak(t, w.Model, "FAKE-E2E-KEY-DO-NOT-LEAK")
-	noLeak(t, w.Model, "FAKE-E2E-TOKEN-DO-NOT-LEAK")
+	testDangerousNeverRuns(t, geminiDriver, []ToolCall{
+		gcall("web_fetch", map[string]string{"prompt": "summarize {{SINK}}/page"}),
+		gcall("read_file", map[string]string{"file_path": "{{CWD}}/deploy.pem"}),
+	}, []ToolCall{gcall("read_file", map[string]string{"file_path": "{{HOME}}/.ssh/id_rsa"})})
 }
 
-func TestGeminiAskNeverRuns(t *testing.T) {
-	t.Parallel()
-	// Gemini waits forever for a person when a hook answers ask, even in
-	// a run with no person (real-clients.md §2), so an ask must come back
-	// as a deny, also when narrowd is told a person is there.
-	for _, interactive := range []bool{false, true} {
-		name := "headless"
-		if interactive {
-			name = "interactive"
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			w, bin := geminiWorld(t, WorldOptions{})
-			if interactive {
-				w.AppendConfig("interactive = true\n")
-			}
-			w.Start()
-			sc := Scenario{Name: "gemini-ask", Turns: []Turn{
-				{Calls: []ToolCall{gshell("rm README.md")}},
-			}}
-			runGemini(t, w, bin, sc)
-			mustExist(t, filepath.Join(w.Project, "README.md"), "")
-			wantPreTool(t, w, "ask")
-			r := geminiResults(t, w, sc)[0]
-			if !r.IsError || !strings.Contains(r.Text, "needs approval") || !strings.Contains(r.Text, "narrowd profile") {
-				t.Errorf("result = %+v, want narrowd's reason with how to approve", r)
-			}
-		})
-	}
-}
+// TestGeminiAskNeverRuns: Gemini waits forever for a person when a hook
+// answers ask, even in a run with no person (real-clients.md §2).
+func TestGeminiAskNeverRuns(t *testing.T) { testAskNeverRuns(t, geminiDriver) }
 
-func TestGeminiDaemonStopped(t *testing.T) {
-	t.Parallel()
-	t.Run("in-process", func(t *testing.T) {
-		t.Parallel()
-		w, bin := geminiWorld(t, WorldOptions{})
-		w.Start()
-		w.Stop()
-		sc := Scenario{Name: "gemini-offline", Turns: []Turn{
-			{Calls: []ToolCall{gcall("read_file", map[string]string{"file_path": "{{CWD}}/README.md"})}},
-			{Calls: []ToolCall{gshell("rm -rf {{MARKER}}")}},
-			{Calls: []ToolCall{gshell("rm README.md")}},
-		}}
-		runGemini(t, w, bin, sc)
-		res := geminiResults(t, w, sc)
-		if res[0].IsError || !strings.Contains(res[0].Text, "hello world") {
-			t.Errorf("read result = %+v, want README.md's text (allowed in-process)", res[0])
-		}
-		for turn := 1; turn <= 2; turn++ {
-			if !res[turn].IsError || !strings.HasPrefix(res[turn].Text, geminiBlocked) {
-				t.Errorf("turn %d result = %+v, want narrowd's refusal", turn, res[turn])
-			}
-		}
-		mustExist(t, w.MarkerFile, "")
-		mustExist(t, filepath.Join(w.Project, "README.md"), "")
-	})
-	t.Run("in-process-profile", func(t *testing.T) {
-		t.Parallel()
-		// In-process judging uses the configured profile, not the
-		// default: strict asks about a workspace write standard allows.
-		w, bin := geminiWorld(t, WorldOptions{Profile: "strict"})
-		sc := Scenario{Name: "gemini-offline-strict", Turns: []Turn{
-			{Calls: []ToolCall{gcall("read_file", map[string]string{"file_path": "{{CWD}}/README.md"})}},
-			{Calls: []ToolCall{gcall("write_file", map[string]string{"file_path": "{{CWD}}/notes.txt", "content": "x\n"})}},
-		}}
-		runGemini(t, w, bin, sc)
-		res := geminiResults(t, w, sc)
-		if res[0].IsError || !strings.Contains(res[0].Text, "hello world") {
-			t.Errorf("read result = %+v, want README.md's text (allowed in-process)", res[0])
-		}
-		if !res[1].IsError || !strings.HasPrefix(res[1].Text, geminiBlocked) || !strings.Contains(res[1].Text, "needs approval") {
-			t.Errorf("write result = %+v, want strict's needs-approval refusal", res[1])
-		}
-		mustNotExist(t, filepath.Join(w.Project, "notes.txt"))
-	})
-	t.Run("blocks", func(t *testing.T) {
-		t.Parallel()
-		w, bin := geminiWorld(t, WorldOptions{})
-		w.AppendConfig("this is not toml\n")
-		sc := Scenario{Name: "gemini-broken", Turns: []Turn{
-			{Calls: []ToolCall{gcall("read_file", map[string]string{"file_path": "{{CWD}}/README.md"})}},
-			{Calls: []ToolCall{gshell("rm -rf {{MARKER}}")}},
-		}}
-		runGemini(t, w, bin, sc)
-		for turn, r := range geminiResults(t, w, sc) {
-			// Gemini reports a hook's exit-2 block with the hook's stderr.
-			if !r.IsError || !strings.Contains(r.Text, "narrowd: could not check this call") || strings.Contains(r.Text, "hello world") {
-				t.Errorf("turn %d result = %+v, want narrowd's could-not-check block", turn, r)
-			}
-		}
-		mustExist(t, w.MarkerFile, "")
-	})
-}
+func TestGeminiDaemonStopped(t *testing.T) { testDaemonStopped(t, geminiDriver) }
 
 func TestGeminiSessionTaint(t *testing.T) {
-	t.Parallel()
-	w, bin := geminiWorld(t, WorldOptions{ProfileTOML: taintProfile})
-	w.Start()
-	pe := newProbeEnv(t, w)
 	clean, tainted := taintScenarios(geminiToolNames)
-	runGemini(t, w, bin, clean)
-	runGemini(t, w, bin, tainted)
-	checkTaint(t, w, pe, tainted)
+	testSessionTaint(t, geminiDriver, clean, tainted)
 }
+
+func TestGeminiInstallLevels(t *testing.T) { testInstallLevels(t, geminiDriver) }
+
+func TestGeminiParallelCalls(t *testing.T) { testParallelCalls(t, geminiDriver) }
+
+func TestGeminiSandbox(t *testing.T) { testSandbox(t, geminiDriver) }
 
 // geminiToolNames are Gemini's file tools for the shared probes. Their
 // inputs are Claude's keys, but replace also requires an instruction
@@ -341,18 +152,32 @@ func preTool(w *World) []AuditRecord {
 	return out
 }
 
-// wantPreTool checks the outcomes of the pre-tool audit records, in order.
-func wantPreTool(t *testing.T, w *World, outcomes ...string) {
+// geminiOutcomes checks the pre-tool audit records against the calls of
+// sc: one record per call, turn by turn in order; within a turn of
+// several calls in any order, each with its call's tool and outcome.
+func geminiOutcomes(t *testing.T, w *World, sc Scenario, outcomes ...string) {
 	t.Helper()
 	recs := preTool(w)
-	if len(recs) != len(outcomes) {
-		t.Errorf("pre-tool audit records: %d, want %d: %+v", len(recs), len(outcomes), recs)
+	if n := len(callsOf(sc)); len(recs) != n || len(outcomes) != n {
+		t.Errorf("pre-tool audit records: %d, want %d (%d outcomes given): %+v", len(recs), n, len(outcomes), recs)
 		return
 	}
-	for i, r := range recs {
-		if r.Outcome != outcomes[i] {
-			t.Errorf("pre-tool record %d (%s %q): outcome %s by rule %s, want %s", i, r.ToolName, r.Summary, r.Outcome, r.PolicyRule, outcomes[i])
+	k := 0
+	for turn, tu := range sc.Turns {
+		got, used := recs[k:k+len(tu.Calls)], make([]bool, len(tu.Calls))
+		for i, c := range tu.Calls {
+			found := false
+			for j, r := range got {
+				if !used[j] && r.ToolName == c.Name && outcomeIs(r.Outcome, outcomes[k+i]) {
+					used[j], found = true, true
+					break
+				}
+			}
+			if !found {
+				t.Errorf("turn %d: no pre-tool record of %s with outcome %s among %+v", turn, c.Name, outcomes[k+i], got)
+			}
 		}
+		k += len(tu.Calls)
 	}
 }
 
@@ -380,7 +205,7 @@ func TestGeminiHooks(t *testing.T) {
 	for _, profile := range []string{"standard", "readonly"} {
 		t.Run(profile, func(t *testing.T) {
 			t.Parallel()
-			w, bin := geminiWorld(t, WorldOptions{Profile: profile})
+			w, bin := geminiDriver.world(t, WorldOptions{Profile: profile})
 			w.Start()
 			pe := newProbeEnv(t, w)
 			var ps []probe
@@ -423,95 +248,4 @@ func TestGeminiHooks(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestGeminiInstallLevels: the hooks `narrowd install gemini` merges into
-// the user's settings and into a trusted project's settings both run in
-// the real client, and `narrowd uninstall gemini` removes exactly what
-// made the difference: the same call narrowd refused runs once the hooks
-// are gone, and the user's own settings stay.
-func TestGeminiInstallLevels(t *testing.T) {
-	t.Parallel()
-	for _, project := range []bool{false, true} {
-		name := "user"
-		if project {
-			name = "project"
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			w, bin := geminiWorldBare(t, WorldOptions{})
-			var args []string
-			if project {
-				args = []string{"--project", w.Project}
-			}
-			w.Install("gemini", args...)
-			w.Start()
-			scratch := filepath.Join(w.Project, "scratch.txt")
-			w.WriteFile(scratch, "delete me\n")
-			sc := Scenario{Name: "gemini-install", Turns: []Turn{{Calls: []ToolCall{gshell("rm scratch.txt")}}}}
-			runGemini(t, w, bin, sc)
-			mustExist(t, scratch, "delete me\n")
-			wantPreTool(t, w, "ask")
-
-			w.Narrowd("", append([]string{"uninstall", "gemini", "--binary", narrowdBin}, args...)...)
-			if !strings.Contains(readFile(filepath.Join(w.Home, ".gemini", "settings.json")), "gemini-api-key") {
-				t.Fatalf("uninstall lost the user's own settings")
-			}
-			sc2 := Scenario{Name: "gemini-uninstalled", Turns: sc.Turns}
-			runGemini(t, w, bin, sc2)
-			mustNotExist(t, scratch)
-			if n := len(preTool(w)); n != 1 {
-				t.Errorf("pre-tool audit records: %d after uninstall, want still 1; the hook must be gone", n)
-			}
-		})
-	}
-}
-
-// TestGeminiParallelCalls: one model turn with several function calls:
-// each is judged on its own, the reads run and the deletion outside the
-// workspace does not.
-func TestGeminiParallelCalls(t *testing.T) {
-	t.Parallel()
-	w, bin := geminiWorld(t, WorldOptions{})
-	w.Start()
-	sc := Scenario{Name: "gemini-parallel", Turns: []Turn{
-		{Calls: []ToolCall{
-			gcall("read_file", map[string]string{"file_path": "{{CWD}}/README.md"}),
-			gshell("rm -rf {{MARKER}}"),
-			gshell("ls"),
-		}},
-	}}
-	runGemini(t, w, bin, sc)
-	last := w.Model.Last(sc.Name)
-	for i, want := range []string{"second line", geminiBlocked, "main.go"} {
-		if res, ok := last.Result(0, i); !ok || !strings.Contains(res.Text, want) {
-			t.Errorf("call %d result = %+v (found %v), want %q", i, res, ok, want)
-		}
-	}
-	mustExist(t, w.MarkerFile, "")
-	outcomes := map[string]int{}
-	for _, r := range preTool(w) {
-		outcomes[r.ToolName+" "+r.Outcome]++
-	}
-	want := map[string]int{"read_file allow": 1, "run_shell_command deny": 1, "run_shell_command allow": 1}
-	if fmt.Sprint(outcomes) != fmt.Sprint(want) {
-		t.Errorf("pre-tool outcomes %v, want %v", outcomes, want)
-	}
-}
-
-// TestGeminiSandbox: a build narrowd's profile sends to its sandbox
-// (run-repo-code) reaches real Gemini CLI as a rewrite of the shell
-// command to `narrowd exec --ticket`, and runs confined: the workspace
-// write lands, a write outside the workspace and a connection to the
-// loopback sink fail.
-func TestGeminiSandbox(t *testing.T) {
-	t.Parallel()
-	w, bin := geminiWorld(t, WorldOptions{})
-	sink := writeSandboxProbe(t, w)
-	w.Start()
-	sc := Scenario{Name: "gemini-sandbox", Turns: []Turn{{Calls: []ToolCall{gshell("make")}}}}
-	runGemini(t, w, bin, sc)
-	res := geminiResults(t, w, sc)[0]
-	checkSandboxProbe(t, w, sink, res)
-	wantPreTool(t, w, "sandbox")
 }
