@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/narrowd/narrowd/daemon/hookclient"
@@ -332,9 +333,8 @@ func memOrTemp() (*os.File, error) {
 
 // socketPath finds the socket as `narrowd hook` does: the flag, else the
 // config file's, else the default. The config file is TOML, and a TOML
-// decoder is initialised late; so a file that may name the socket (the
-// word "socket" in it, or an escape that could spell it) leaves ok false,
-// and main reads it.
+// decoder is initialised late: [ConfigSocket] reads the one key in its
+// plain form, and leaves ok false for anything else that may name it.
 func socketPath(a Args, getenv func(string) string) (string, bool) {
 	if a.Socket != "" {
 		return a.Socket, true
@@ -347,8 +347,12 @@ func socketPath(a Args, getenv func(string) string) (string, bool) {
 		b, err := os.ReadFile(file)
 		switch {
 		case err == nil:
-			if bytes.Contains(b, []byte("socket")) || bytes.IndexByte(b, '\\') >= 0 {
+			sock, found, ok := ConfigSocket(b, getenv("HOME"))
+			if !ok {
 				return "", false
+			}
+			if found && sock != "" {
+				return sock, true
 			}
 		case errors.Is(err, os.ErrNotExist) && !explicit:
 		default:
@@ -356,6 +360,101 @@ func socketPath(a Args, getenv func(string) string) (string, bool) {
 		}
 	}
 	return DefaultSocket(getenv), true
+}
+
+// ConfigSocket reads the socket key of a narrowd config file in its plain
+// form: one line `socket = "PATH"` or `socket = 'PATH'` (a comment may
+// follow; the key in any case, as the decoder matches it) before any line
+// that starts with "[". ok is false when the file may set the key in any
+// other way, or may not be one a TOML decoder reads as this one does: the
+// word "socket" in any case anywhere else, a backslash
+// (an escape can spell it), a multi-line string, a byte-order mark or
+// invalid UTF-8. found reports the key; a leading "~/" becomes home, as
+// narrowd's config does. A file that is not valid TOML for other reasons
+// is not detected: its plain socket line still names the daemon asked.
+func ConfigSocket(b []byte, home string) (sock string, found, ok bool) {
+	if !utf8.Valid(b) || bytes.IndexByte(b, '\\') >= 0 || bytes.HasPrefix(b, []byte("\uFEFF")) ||
+		bytes.Contains(b, []byte(`"""`)) || bytes.Contains(b, []byte("'''")) {
+		return "", false, false
+	}
+	// The TOML decoder matches keys to fields as strings.EqualFold does,
+	// under which U+017F and U+212A are "s" and "k".
+	if bytes.Contains(b, []byte("\u017F")) || bytes.Contains(b, []byte("\u212A")) {
+		return "", false, false
+	}
+	if !hasSocket(b) {
+		return "", false, true
+	}
+	header := false
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		line = bytes.TrimLeft(line, " \t")
+		switch {
+		case len(line) > 0 && line[0] == '#':
+			continue
+		case len(line) > 0 && line[0] == '[':
+			header = true
+		}
+		if !hasSocket(line) {
+			continue
+		}
+		v, isKey := plainSocket(line)
+		if !isKey || header || found {
+			return "", false, false
+		}
+		sock, found = v, true
+	}
+	if home != "" && (sock == "~" || len(sock) > 1 && sock[:2] == "~/") {
+		sock = path.Join(home, sock[1:])
+	}
+	return sock, found, true
+}
+
+// hasSocket reports "socket" in b in any ASCII case.
+func hasSocket(b []byte) bool {
+	for i := 0; i+len("socket") <= len(b); i++ {
+		if bytes.EqualFold(b[i:i+len("socket")], []byte("socket")) {
+			return true
+		}
+	}
+	return false
+}
+
+// plainSocket parses `socket = "V"` or `socket = 'V'`, then blanks and an
+// optional comment, with no control character but a tab in V.
+func plainSocket(line []byte) (string, bool) {
+	if len(line) < len("socket") || !bytes.EqualFold(line[:len("socket")], []byte("socket")) {
+		return "", false
+	}
+	rest := bytes.TrimLeft(line[len("socket"):], " \t")
+	var ok bool
+	if rest, ok = bytes.CutPrefix(rest, []byte("=")); !ok {
+		return "", false
+	}
+	rest = bytes.TrimLeft(rest, " \t")
+	if len(rest) == 0 || rest[0] != '"' && rest[0] != '\'' {
+		return "", false
+	}
+	end := bytes.IndexByte(rest[1:], rest[0])
+	if end < 0 {
+		return "", false
+	}
+	v := rest[1 : 1+end]
+	for _, c := range v {
+		if c < 0x20 && c != '\t' || c == 0x7f {
+			return "", false
+		}
+	}
+	rest = bytes.Trim(rest[2+end:], " \t\r")
+	if len(rest) > 0 && rest[0] != '#' {
+		return "", false
+	}
+	return string(v), true
 }
 
 // DefaultConfigPath is $XDG_CONFIG_HOME/narrowd/config.toml, or under

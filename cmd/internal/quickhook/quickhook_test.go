@@ -63,6 +63,8 @@ func TestAnswer(t *testing.T) {
 	cfgDir := t.TempDir()
 	os.MkdirAll(filepath.Join(cfgDir, "narrowd"), 0o700)
 	os.WriteFile(filepath.Join(cfgDir, "narrowd", "config.toml"), []byte("socket = \""+block+"\"\n"), 0o600)
+	quotedCfg := filepath.Join(t.TempDir(), "quoted.toml")
+	os.WriteFile(quotedCfg, []byte("\"socket\" = \""+allow+"\"\n"), 0o600)
 	plainCfg := filepath.Join(t.TempDir(), "plain.toml")
 	os.WriteFile(plainCfg, []byte("profile = \"strict\"\n"), 0o600)
 	runtime := t.TempDir()
@@ -85,7 +87,8 @@ func TestAnswer(t *testing.T) {
 		{name: "daemon allows", argv: []string{"--socket=" + allow, "--agent", "codex"}, done: true},
 		{name: "default socket", argv: []string{"claude"}, env: map[string]string{"XDG_RUNTIME_DIR": runtime}, done: true, code: 2, stdout: `{"decision":"block"}`, stderr: "no\n"},
 		{name: "config without a socket", argv: []string{"claude", "--config", plainCfg}, env: map[string]string{"XDG_RUNTIME_DIR": runtime}, done: true, code: 2, stdout: `{"decision":"block"}`, stderr: "no\n"},
-		{name: "config names the socket", argv: []string{"claude"}, env: map[string]string{"XDG_CONFIG_HOME": cfgDir}, handed: true},
+		{name: "config names the socket", argv: []string{"claude"}, env: map[string]string{"XDG_CONFIG_HOME": cfgDir}, done: true, code: 2, stdout: `{"decision":"block"}`, stderr: "no\n"},
+		{name: "config names it otherwise", argv: []string{"claude", "--config", quotedCfg}, env: map[string]string{"XDG_RUNTIME_DIR": runtime}, handed: true},
 		{name: "explicit config missing", argv: []string{"claude", "--config", filepath.Join(cfgDir, "absent.toml")}, handed: true},
 		{name: "older daemon", argv: []string{"claude", "--socket", old}, handed: true},
 		{name: "daemon error", argv: []string{"claude", "--socket", bad}, handed: true, why: "unusable: "},
@@ -181,4 +184,54 @@ func same(a, b Args) bool {
 	ai, bi := a.Interactive, b.Interactive
 	a.Interactive, b.Interactive = nil, nil
 	return a == b && (ai == nil) == (bi == nil) && (ai == nil || *ai == *bi)
+}
+
+func TestConfigSocket(t *testing.T) {
+	cases := []struct {
+		name, file string
+		sock       string
+		found, ok  bool
+	}{
+		{"empty", "", "", false, true},
+		{"no-socket", "http = \"127.0.0.1:8787\"\nprofile = \"standard\"\n", "", false, true},
+		{"basic", "socket = \"/run/n.sock\"\n", "/run/n.sock", true, true},
+		{"literal", "socket='/run/n.sock'", "/run/n.sock", true, true},
+		{"blanks-comment-crlf", "# mine\r\n\t socket\t=  \"/run/a b#c.sock\"   # the daemon's\r\nhttp = \"x\"\r\n", "/run/a b#c.sock", true, true},
+		{"after-other-keys", "profile = \"standard\"\nworkspaces = [\"/src\"]\nsocket = \"/s\"\n[x]\ny = 1\n", "/s", true, true},
+		{"home", "socket = \"~/run/n.sock\"", "/home/u/run/n.sock", true, true},
+		{"home-alone", "socket = \"~\"", "/home/u", true, true},
+		{"tilde-user-kept", "socket = \"~bob/n.sock\"", "~bob/n.sock", true, true},
+		{"empty-value", "socket = \"\"", "", true, true},
+		{"commented-out", "# socket = \"/old\"\n", "", false, true},
+		{"in-a-table", "[other]\nsocket = \"/s\"\n", "", false, false},
+		{"after-a-bracket-line", "workspaces = [\n[\"a\"]]\nsocket = \"/s\"\n", "", false, false},
+		{"twice", "socket = \"/a\"\nsocket = \"/b\"\n", "", false, false},
+		{"quoted-key", "\"socket\" = \"/s\"", "", false, false},
+		{"other-key", "socket_dir = \"/s\"", "", false, false},
+		{"dotted", "socket.path = \"/s\"", "", false, false},
+		{"in-a-value", "profile = \"/p/socket.toml\"", "", false, false},
+		{"trailing-text", "socket = \"/s\" x", "", false, false},
+		{"unterminated", "socket = \"/s", "", false, false},
+		{"not-a-string", "socket = 5", "", false, false},
+		{"escape", "socket = \"/s\\u0041\"", "", false, false},
+		{"escape-elsewhere", "http = \"\\u0073ocket\"", "", false, false},
+		{"multi-line-string", "socket = \"\"\"\n/s\"\"\"", "", false, false},
+		{"multi-line-literal", "x = '''\nsocket = \"/s\"\n'''", "", false, false},
+		{"control", "socket = \"/s\x01\"", "", false, false},
+		{"bom", "\uFEFFsocket = \"/s\"", "", false, false},
+		{"bad-utf8", "socket = \"/s\xff\"", "", false, false},
+		{"key-in-any-case", "SoCKet = \"/s\"", "/s", true, true},
+		{"quoted-key-any-case", "\"soCKet\"=\"0\"", "", false, false},
+		{"long-s", "\u017Focket = \"/s\"", "", false, false},
+		{"kelvin", "soc\u212Aet = \"/s\"", "", false, false},
+		{"two-cases", "socket = \"/a\"\nSOCKET = \"/b\"", "", false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sock, found, ok := ConfigSocket([]byte(tc.file), "/home/u")
+			if sock != tc.sock || found != tc.found || ok != tc.ok {
+				t.Errorf("ConfigSocket(%q) = %q, %v, %v; want %q, %v, %v", tc.file, sock, found, ok, tc.sock, tc.found, tc.ok)
+			}
+		})
+	}
 }
