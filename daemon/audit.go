@@ -209,10 +209,8 @@ func (a *Audit) Append(r *Record) error {
 	bp := recordBufs.Get().(*[]byte)
 	b := append(appendRecord((*bp)[:0], r), '\n')
 	err := a.j.AppendWithin(b, a.timeout)
-	// A line the journal gave up waiting on may still be read by its
-	// writer later: only a line whose write has finished (err == nil)
-	// lends its buffer back.
-	if err == nil && cap(b) <= maxPooledRecord {
+	// The journal copied the line: the buffer is free whatever happened.
+	if cap(b) <= maxPooledRecord {
 		*bp = b[:0]
 		recordBufs.Put(bp)
 	}

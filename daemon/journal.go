@@ -17,6 +17,13 @@ var errClosed = errors.New("journal closed")
 // Append returns only after its line is written and fsynced, and
 // concurrent appends share one write and one fsync. A failed write is
 // truncated away, so the file only ever holds acknowledged lines.
+//
+// Appenders copy their line into the open batch under a mutex and wait
+// for that batch to be closed; the writer swaps in a fresh batch, writes
+// and fsyncs the old one, and wakes all its waiters at once. An append
+// wakes the writer only when it is idle, or lingering and the batch now
+// holds every append that was announced: under load most appends cost a
+// copy and a wait, not a channel hand-off and a wake-up each.
 type journal struct {
 	path string
 	// full, when set, is called by the writer goroutine before a batch
@@ -35,7 +42,19 @@ type journal struct {
 	coming *atomic.Int64
 	linger time.Duration
 
-	reqs chan journalReq
+	mu sync.Mutex
+	// cur is the batch appends go into; the writer owns it from the
+	// moment it swaps it out.
+	cur *batch
+	// writerIdle: the writer waits for a first line (kick it).
+	// lingering: it waits for announced lines (kick it once the batch
+	// holds them all).
+	writerIdle, lingering bool
+	closed                bool
+	// spare is the last written batch's buffer, reused for the next.
+	spare []byte
+
+	kick chan struct{} // capacity 1: a wake-up for the writer
 	quit chan struct{}
 	done chan struct{}
 	once sync.Once
@@ -45,12 +64,17 @@ type journal struct {
 	size int64
 }
 
-type journalReq struct {
-	line []byte
-	errc chan error
+// batch is the lines that share one write and one fsync.
+type batch struct {
+	buf []byte
+	n   int
+	// done is closed once err is set: the batch is on disk, or failed.
+	done chan struct{}
+	err  error
 }
 
-// maxBatch bounds how many lines share one fsync.
+// maxBatch bounds how many lines share one fsync: an append finding the
+// open batch this full wakes the writer.
 const maxBatch = 512
 
 // openJournal opens (creating) the file at path for appending and starts
@@ -73,7 +97,8 @@ func openJournalLinger(path string, limit int64, full func(*os.File, int64) (*os
 		logErr: logErr,
 		coming: coming,
 		linger: linger,
-		reqs:   make(chan journalReq),
+		cur:    &batch{done: make(chan struct{})},
+		kick:   make(chan struct{}, 1),
 		quit:   make(chan struct{}),
 		done:   make(chan struct{}),
 		f:      f,
@@ -128,40 +153,52 @@ func (j *journal) Append(line []byte) error {
 var errSlow = errors.New("write not acknowledged in time")
 
 // AppendWithin is Append that gives up after timeout (0: never). A line
-// given up on after the writer took it may still reach the file later;
-// the caller must treat the call as failed either way.
+// given up on may still reach the file later; the caller must treat the
+// call as failed either way. The line is copied: the caller may reuse it
+// as soon as AppendWithin returns.
 func (j *journal) AppendWithin(line []byte, timeout time.Duration) error {
-	var expired <-chan time.Time
-	if timeout > 0 {
-		t := getTimer(timeout)
-		defer putTimer(t)
-		expired = t.C
-	}
-	errc := errChans.Get().(chan error)
-	select {
-	case j.reqs <- journalReq{line, errc}:
-	case <-j.quit:
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
 		return errClosed
-	case <-expired:
-		return fmt.Errorf("%s: %w", j.path, errSlow)
+	}
+	b := j.cur
+	b.buf = append(b.buf, line...)
+	b.n++
+	wake := j.writerIdle || b.n >= maxBatch ||
+		(j.lingering && int64(b.n) >= j.coming.Load())
+	if wake {
+		j.writerIdle, j.lingering = false, false
+	}
+	j.mu.Unlock()
+	if wake {
+		select {
+		case j.kick <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
+	if timeout <= 0 {
+		<-b.done
+		return b.err
 	}
 	select {
-	case err := <-errc:
-		// Drained, and the writer sends exactly once: safe to reuse.
-		errChans.Put(errc)
-		return err
-	case <-expired:
-		// The writer may still answer on errc: it is not reused.
+	case <-b.done:
+		return b.err
+	default:
+	}
+	t := getTimer(timeout)
+	defer putTimer(t)
+	select {
+	case <-b.done:
+		return b.err
+	case <-t.C:
 		return fmt.Errorf("%s: %w", j.path, errSlow)
 	}
 }
 
-// errChans and timers are reused across appends: each decision waits on
-// one of each, and allocating them per call was measurable garbage.
-var (
-	errChans = sync.Pool{New: func() any { return make(chan error, 1) }}
-	timers   sync.Pool
-)
+// timers are reused across appends: each decision may wait on one, and
+// allocating them per call was measurable garbage.
+var timers sync.Pool
 
 // getTimer returns a running timer that fires after d.
 func getTimer(d time.Duration) *time.Timer {
@@ -181,10 +218,33 @@ func putTimer(t *time.Timer) {
 }
 
 // Close stops the writer after the batch in progress and closes the file.
+// Appends not yet written fail with errClosed.
 func (j *journal) Close() error {
 	j.once.Do(func() { close(j.quit) })
 	<-j.done
 	return nil
+}
+
+// next returns the open batch once it should be written, swapping in an
+// empty one, or nil when the writer must wait (for a first line, or for
+// announced lines while lingering), having marked why so that an append
+// kicks it. After a linger (lingered) it takes whatever the batch holds.
+func (j *journal) next(lingered bool) (b *batch, lingering bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	b = j.cur
+	switch {
+	case b.n == 0:
+		j.writerIdle = true
+		return nil, false
+	case !lingered && j.coming != nil && j.linger > 0 && int64(b.n) < min(j.coming.Load(), maxBatch):
+		j.lingering = true
+		return nil, true
+	}
+	j.cur = &batch{buf: j.spare[:0], done: make(chan struct{})}
+	j.spare = nil
+	j.writerIdle, j.lingering = false, false
+	return b, false
 }
 
 func (j *journal) run() {
@@ -193,59 +253,58 @@ func (j *journal) run() {
 		if j.f != nil {
 			j.f.Close()
 		}
+		j.mu.Lock()
+		j.closed = true
+		b := j.cur
+		j.mu.Unlock()
+		// No append joins a closed journal's batch: fail its waiters.
+		b.err = errClosed
+		close(b.done)
 	}()
-	batch := make([]journalReq, 0, maxBatch)
-	var buf []byte
 	var wait *time.Timer
 	for {
-		select {
-		case r := <-j.reqs:
-			batch = append(batch[:0], r)
-		more:
-			for len(batch) < maxBatch {
-				select {
-				case r := <-j.reqs:
-					batch = append(batch, r)
-				default:
-					break more
-				}
-			}
-			if j.coming != nil && j.linger > 0 && int64(len(batch)) < min(j.coming.Load(), maxBatch) {
+		b, lingering := j.next(false)
+		if b == nil {
+			var expired <-chan time.Time
+			if lingering {
 				if wait == nil {
 					wait = time.NewTimer(j.linger)
 				} else {
 					wait.Reset(j.linger)
 				}
-			linger:
-				for len(batch) < maxBatch {
-					select {
-					case r := <-j.reqs:
-						batch = append(batch, r)
-						if int64(len(batch)) >= j.coming.Load() {
-							break linger
-						}
-					case <-wait.C:
-						break linger
-					case <-j.quit:
-						break linger
-					}
+				expired = wait.C
+			}
+			select {
+			case <-j.kick:
+			case <-expired:
+			case <-j.quit:
+				if !lingering {
+					return
 				}
+			}
+			if wait != nil {
 				wait.Stop()
 			}
-			buf = buf[:0]
-			for _, r := range batch {
-				buf = append(buf, r.line...)
+			if !lingering {
+				continue
 			}
-			err := j.write(buf)
-			for _, r := range batch {
-				r.errc <- err
+			if b, _ = j.next(true); b == nil {
+				continue
 			}
-			clear(batch)
-		case <-j.quit:
-			return
+		}
+		b.err = j.write(b.buf)
+		close(b.done)
+		// The waiters read only done and err: the buffer is free.
+		if cap(b.buf) <= maxSpareBatch {
+			j.mu.Lock()
+			j.spare = b.buf
+			j.mu.Unlock()
 		}
 	}
 }
+
+// maxSpareBatch bounds the batch buffer kept for reuse.
+const maxSpareBatch = 1 << 20
 
 // write appends buf and fsyncs. On failure it truncates the file back to
 // the last acknowledged size and drops the handle so the next batch
