@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 )
@@ -102,20 +103,47 @@ func LoadKnowledge(data []byte) (*Knowledge, error) {
 	return k, nil
 }
 
-// DefaultKnowledge compiles the embedded table, knowledge/*.toml. Callers
-// load it once and share it.
-func DefaultKnowledge() (*Knowledge, error) {
+// DefaultKnowledge is the embedded table, knowledge/*.toml, compiled once
+// per process and shared: it is immutable, and its source is compiled into
+// the binary, so every engine (a reload's too) would compile the same
+// table, at tens of milliseconds and 15 MB of garbage each.
+func DefaultKnowledge() (*Knowledge, error) { return defaultKnowledge() }
+
+var defaultKnowledge = sync.OnceValues(compileDefaultKnowledge)
+
+// compileDefaultKnowledge decodes the files concurrently (TOML decoding
+// is nearly all of the cost) and compiles them in name order, so that
+// what it accepts, and the error it reports first, do not depend on the
+// schedule.
+func compileDefaultKnowledge() (*Knowledge, error) {
 	names, err := fs.Glob(knowledgeFiles, "knowledge/*.toml")
 	if err != nil {
 		return nil, fmt.Errorf("failed to list knowledge: %w", err)
 	}
+	type decoded struct {
+		tf   tableFile
+		data []byte
+		err  error
+	}
+	files := make([]decoded, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Go(func() {
+			d := &files[i]
+			if d.data, d.err = knowledgeFiles.ReadFile(n); d.err != nil {
+				d.err = fmt.Errorf("failed to read %s: %w", n, d.err)
+				return
+			}
+			d.tf, d.err = decodeTable(n, d.data)
+		})
+	}
+	wg.Wait()
 	k := &Knowledge{cmds: map[string]*spec{}}
-	for _, n := range names {
-		data, err := knowledgeFiles.ReadFile(n)
-		if err != nil {
-			return nil, fmt.Errorf("failed to read %s: %w", n, err)
+	for i, n := range names {
+		if files[i].err != nil {
+			return nil, files[i].err
 		}
-		if err := k.add(n, data); err != nil {
+		if err := k.merge(n, files[i].data, files[i].tf); err != nil {
 			return nil, err
 		}
 	}
@@ -145,19 +173,33 @@ func (k *Knowledge) Commands() []string {
 
 // add decodes one file into k.
 func (k *Knowledge) add(file string, data []byte) error {
+	tf, err := decodeTable(file, data)
+	if err != nil {
+		return err
+	}
+	return k.merge(file, data, tf)
+}
+
+// decodeTable decodes one file, strictly: an unknown key is an error.
+func decodeTable(file string, data []byte) (tableFile, error) {
 	var tf tableFile
 	md, err := toml.Decode(string(data), &tf)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return fmt.Errorf("%s:%d: %w", file, pe.Position.Line, err)
+			return tf, fmt.Errorf("%s:%d: %w", file, pe.Position.Line, err)
 		}
-		return fmt.Errorf("%s: %w", file, err)
+		return tf, fmt.Errorf("%s: %w", file, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		key := und[0]
-		return fmt.Errorf("%s:%d: unknown key %q", file, newLocator(data).line(key), key.String())
+		return tf, fmt.Errorf("%s:%d: unknown key %q", file, newLocator(data).line(key), key.String())
 	}
+	return tf, nil
+}
+
+// merge compiles one decoded file into k.
+func (k *Knowledge) merge(file string, data []byte, tf tableFile) error {
 	k.safeEnv = append(k.safeEnv, tf.SafeEnv...)
 	k.safeGitConfig = append(k.safeGitConfig, tf.SafeGitConfig...)
 	k.systemDirs = append(k.systemDirs, tf.SystemDirs...)

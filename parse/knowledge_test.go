@@ -3,16 +3,17 @@ package parse
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/BurntSushi/toml"
 )
 
-// testKnowledge loads the embedded table once for all tests.
-var testKnowledge = sync.OnceValues(DefaultKnowledge)
+// testKnowledge is the embedded table, shared by all tests.
+var testKnowledge = DefaultKnowledge
 
 func mustKnowledge(tb testing.TB) *Knowledge {
 	tb.Helper()
@@ -1078,12 +1079,46 @@ func BenchmarkClassify(b *testing.B) {
 	}
 }
 
+// BenchmarkDefaultKnowledge is what compiling the table costs once per
+// process (DefaultKnowledge itself is then shared).
 func BenchmarkDefaultKnowledge(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := DefaultKnowledge(); err != nil {
+		if _, err := compileDefaultKnowledge(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The concurrent compile is the table the files give one after another.
+func TestDefaultKnowledgeConcurrent(t *testing.T) {
+	names, err := fs.Glob(knowledgeFiles, "knowledge/*.toml")
+	if err != nil || len(names) < 2 {
+		t.Fatalf("%q, %v", names, err)
+	}
+	seq := &Knowledge{cmds: map[string]*spec{}}
+	for _, n := range names {
+		data, err := knowledgeFiles.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := seq.add(n, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := compileDefaultKnowledge()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, seq) {
+		t.Errorf("the concurrent compile differs from the sequential one (%d and %d commands)", len(got.cmds), len(seq.cmds))
+	}
+	shared, err := DefaultKnowledge()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := DefaultKnowledge(); again != shared || !reflect.DeepEqual(shared, seq) {
+		t.Errorf("DefaultKnowledge is not one shared table equal to the files")
 	}
 }
 
