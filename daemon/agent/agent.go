@@ -477,6 +477,11 @@ func parseObject(b []byte) (fields, error) {
 	if !utf8.Valid(b) {
 		return nil, fmt.Errorf("%w: not valid UTF-8", ErrMalformed)
 	}
+	if obj, ok := parseFast(b); ok {
+		return obj, nil
+	}
+	// Refused (or not taken) by the fast path: encoding/json and the
+	// strict walk give the value or, as always, the error.
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
