@@ -44,10 +44,11 @@ func LandlockABI() int {
 }
 
 // landlock confines the calling thread (and what it execs) to reading
-// and executing everywhere and writing only beneath writable. It needs
+// and executing beneath readable (see [readRules]) and writing only
+// beneath writable, which may also read. It needs
 // no_new_privs already set on this thread. It returns the ABI it used.
 // An ABI of 0 is an error: without Landlock writes are not confined.
-func landlock(writable []string) (int, error) {
+func landlock(readable, writable []string) (int, error) {
 	abi := LandlockABI()
 	if abi < 1 {
 		return 0, fmt.Errorf("%w: Landlock is not available", ErrUnsupported)
@@ -78,8 +79,10 @@ func landlock(writable []string) (int, error) {
 	ruleset := int(fd)
 	defer unix.Close(ruleset)
 
-	if err := addRule(ruleset, "/", llRead); err != nil {
-		return 0, err
+	for _, path := range readable {
+		if err := addReadRule(ruleset, path); err != nil {
+			return 0, err
+		}
 	}
 	for _, dir := range writable {
 		if err := addRule(ruleset, dir, handled); err != nil {
@@ -110,7 +113,36 @@ func addRule(ruleset int, path string, access uint64) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("landlock rule for %s: %w", path, err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	return addRuleFD(ruleset, fd, path, st.Mode, access)
+}
+
+// addReadRule grants reading beneath path, a directory or a regular file
+// that [readRules] listed. It does not follow a symlink: a link swapped in
+// since the listing would bind its target, which may be hidden. What
+// vanished, turned into a link or another kind of file since, or is out
+// of this user's reach, gets no rule, so it stays unreadable.
+func addReadRule(ruleset int, path string) error {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOTDIR) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("landlock rule for %s: %w", path, &os.PathError{Op: "open", Path: path, Err: err})
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("landlock rule for %s: %w", path, err)
+	}
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFDIR && t != unix.S_IFREG {
+		return nil
+	}
+	return addRuleFD(ruleset, fd, path, st.Mode, llRead)
+}
+
+// addRuleFD adds the rule for the object fd holds, whose mode is mode.
+func addRuleFD(ruleset, fd int, path string, mode uint32, access uint64) error {
+	if mode&unix.S_IFMT != unix.S_IFDIR {
 		access &= llFileRights
 	}
 	rule := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}

@@ -69,6 +69,17 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 			spec.Dir = spec.Writable[0]
 		}
 	}
+	env := spec.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	hidden, err := hiddenPaths(env)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkHidden(spec.Writable, hidden); err != nil {
+		return nil, err
+	}
 	if err := checkHardLinks(spec.Writable, spec.MaxScan); err != nil {
 		return nil, err
 	}
@@ -83,6 +94,9 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 			s.Abort()
 		}
 	}()
+	if err := checkHidden([]string{tmp}, hidden); err != nil {
+		return nil, err
+	}
 	spec.Writable = append(spec.Writable, tmp)
 
 	specR, specW, err := os.Pipe()
@@ -99,10 +113,6 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 	}
 	s.release = releaseW
 
-	env := spec.Env
-	if env == nil {
-		env = os.Environ()
-	}
 	env = append(withoutVar(env, "TMPDIR"), "TMPDIR="+tmp)
 
 	uid, gid := os.Getuid(), os.Getgid()
@@ -142,7 +152,7 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 	statusW.Close()
 	releaseR.Close()
 
-	err = json.NewEncoder(specW).Encode(spec)
+	err = json.NewEncoder(specW).Encode(stageSpec{Spec: spec, Hidden: hidden})
 	specW.Close()
 	if err != nil {
 		return nil, fmt.Errorf("failed to send the sandbox spec: %w", err)
@@ -167,6 +177,13 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 	}
 	ok = true
 	return s, nil
+}
+
+// stageSpec is what [Start] sends the lock stage: the spec and the real
+// paths to hide, resolved by the wrapper before anything ran.
+type stageSpec struct {
+	Spec
+	Hidden []string `json:"hidden"`
 }
 
 // insideID is the id a host id maps to inside the sandbox: the same id,
@@ -387,7 +404,7 @@ func lockStage() error {
 	for _, fd := range []int{specFD, statusFD, releaseFD} {
 		unix.CloseOnExec(fd)
 	}
-	var spec Spec
+	var spec stageSpec
 	if err := json.NewDecoder(io.LimitReader(os.NewFile(specFD, "spec"), maxCommand)).Decode(&spec); err != nil {
 		return fmt.Errorf("failed to read the sandbox spec: %w", err)
 	}
@@ -414,7 +431,9 @@ func lockStage() error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("failed to set no_new_privs: %w", err)
 	}
-	abi, err := landlock(spec.Writable)
+	// Listed here, just before the ruleset, by the same user as the
+	// program: what appears later beside a hidden path stays unreadable.
+	abi, err := landlock(readRules(spec.Hidden), spec.Writable)
 	if err != nil {
 		return err
 	}

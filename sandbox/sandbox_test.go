@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -622,5 +623,195 @@ func wrapperKilled(t *testing.T, r *runner, narrowd string) {
 	// The control: the same command, not killed, writes the file.
 	if out, err := run().CombinedOutput(); err != nil || !exists(late) {
 		t.Fatalf("control: %v, late written %v\n%s", err, exists(late), out)
+	}
+}
+
+// writeTree creates files (path → content, relative to root) and the
+// directories above them, owned by uid and gid and readable by them.
+func writeTree(t *testing.T, root string, uid, gid int, files map[string]string) {
+	t.Helper()
+	for rel, content := range files {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(path, uid, gid)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSecretsHidden proves on the real kernel that the confined program
+// can neither read nor list the person's secret locations under $HOME,
+// including the target of a symlinked one, while the rest of $HOME,
+// system files and the workspace stay readable. Each refusal has a
+// control: the same command outside the sandbox, as the same user,
+// reads the secret.
+func TestSecretsHidden(t *testing.T) {
+	r := newRunner(t)
+	home, elsewhere, ws := r.dir(t), r.dir(t), r.dir(t)
+	writeTree(t, home, r.uid, r.gid, map[string]string{
+		".ssh/id_rsa":       "SECRET-SSH-KEY\n",
+		".aws/credentials":  "SECRET-AWS\n",
+		".codex/auth.json":  "SECRET-CODEX\n",
+		".bash_history":     "SECRET-HISTORY\n",
+		".config/gh/x.yml":  "SECRET-GH\n",
+		".config/go/env":    "GOFLAGS=-mod=mod\n",
+		".cache/x":          "cache-ok\n",
+		"go/pkg/mod/m/a.go": "package a\n",
+	})
+	writeTree(t, ws, r.uid, r.gid, map[string]string{"src/main.go": "workspace-ok\n"})
+
+	// A second home whose .ssh is a symlink to a directory elsewhere:
+	// Landlock judges the real place, so the target is what must be
+	// hidden; its siblings stay readable.
+	linked := r.dir(t)
+	writeTree(t, elsewhere, r.uid, r.gid, map[string]string{
+		"keys/id_ed25519": "SECRET-LINKED-KEY\n",
+		"notes.txt":       "sibling-ok\n",
+	})
+	if err := os.Symlink(filepath.Join(elsewhere, "keys"), filepath.Join(linked, ".ssh")); err != nil {
+		t.Fatal(err)
+	}
+	os.Lchown(filepath.Join(linked, ".ssh"), r.uid, r.gid)
+
+	tests := []struct {
+		name    string
+		home    string
+		cmd     string
+		hidden  bool // refused inside (and read by the control outside)
+		wantOut string
+	}{
+		{name: "read-ssh-key", home: home, cmd: `cat "$HOME/.ssh/id_rsa"`, hidden: true},
+		{name: "list-ssh", home: home, cmd: `ls -a "$HOME/.ssh"`, hidden: true},
+		{name: "read-aws", home: home, cmd: `cat "$HOME/.aws/credentials"`, hidden: true},
+		{name: "read-codex", home: home, cmd: `cat "$HOME/.codex/auth.json"`, hidden: true},
+		{name: "list-codex", home: home, cmd: `ls "$HOME/.codex"`, hidden: true},
+		{name: "read-history", home: home, cmd: `cat "$HOME/.bash_history"`, hidden: true},
+		{name: "read-gh-token", home: home, cmd: `cat "$HOME/.config/gh/x.yml"`, hidden: true},
+		{name: "copy-into-workspace", home: home, cmd: `cp "$HOME/.ssh/id_rsa" ` + ws + `/stolen`, hidden: true},
+		{name: "read-cache", home: home, cmd: `cat "$HOME/.cache/x"`, wantOut: "cache-ok"},
+		{name: "read-go-env-beside-hidden", home: home, cmd: `cat "$HOME/.config/go/env"`, wantOut: "GOFLAGS"},
+		{name: "list-module-cache", home: home, cmd: `ls "$HOME/go/pkg/mod/m"`, wantOut: "a.go"},
+		{name: "read-system-files", home: home, cmd: `head -1 /etc/passwd && ls /usr/bin | grep -x bash`, wantOut: "bash"},
+		{name: "read-workspace", home: home, cmd: `cat ` + ws + `/src/main.go && ls ` + ws + `/src`, wantOut: "workspace-ok"},
+		{name: "read-linked-ssh", home: linked, cmd: `cat "$HOME/.ssh/id_ed25519"`, hidden: true},
+		{name: "read-link-target", home: linked, cmd: `cat ` + elsewhere + `/keys/id_ed25519`, hidden: true},
+		{name: "list-link-target", home: linked, cmd: `ls ` + elsewhere + `/keys`, hidden: true},
+		{name: "read-target-sibling", home: linked, cmd: `cat ` + elsewhere + `/notes.txt`, wantOut: "sibling-ok"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out := r.confine(t, []string{ws}, tt.cmd, "HOME="+tt.home)
+			if !tt.hidden {
+				if code != 0 || !strings.Contains(out, tt.wantOut) {
+					t.Fatalf("exit %d, want 0 and %q:\n%s", code, tt.wantOut, out)
+				}
+				return
+			}
+			if code == 0 || !strings.Contains(out, "Permission denied") || strings.Contains(out, "SECRET") {
+				t.Fatalf("exit %d, want a failure with EACCES and no secret:\n%s", code, out)
+			}
+			if b, err := os.ReadFile(filepath.Join(ws, "stolen")); err == nil {
+				t.Fatalf("the secret was copied into the workspace: %q", b)
+			}
+			code, out = r.direct(t, tt.cmd, "HOME="+tt.home)
+			if code != 0 {
+				t.Fatalf("control outside the sandbox failed (exit %d), so the test proves nothing:\n%s", code, out)
+			}
+			os.Remove(filepath.Join(ws, "stolen"))
+		})
+	}
+}
+
+// TestWorkspaceInHiddenRefused: a workspace inside a hidden location, or
+// holding one, would hand the secrets to the program (its rule grants
+// everything beneath it); the sandbox refuses to start and nothing runs.
+func TestWorkspaceInHiddenRefused(t *testing.T) {
+	r := newRunner(t)
+	home := r.dir(t)
+	writeTree(t, home, r.uid, r.gid, map[string]string{".ssh/proj/go.mod": "module p\n", "proj/go.mod": "module q\n"})
+	for name, ws := range map[string]string{"inside": filepath.Join(home, ".ssh", "proj"), "holding": home} {
+		t.Run(name, func(t *testing.T) {
+			code, out := r.confine(t, []string{ws}, "touch "+ws+"/ran", "HOME="+home)
+			if code != 125 || !strings.Contains(out, "hides") {
+				t.Errorf("exit %d, want 125 naming the hidden location:\n%s", code, out)
+			}
+			if exists(filepath.Join(ws, "ran")) {
+				t.Error("the command ran")
+			}
+		})
+	}
+	// The control: a workspace beside the hidden ones starts.
+	ws := filepath.Join(home, "proj")
+	if code, out := r.confine(t, []string{ws}, "touch "+ws+"/ran", "HOME="+home); code != 0 || !exists(filepath.Join(ws, "ran")) {
+		t.Fatalf("control: a workspace in $HOME beside the secrets did not run (exit %d):\n%s", code, out)
+	}
+}
+
+// TestReadRules: the allow-list grants every sibling on the way to a
+// hidden path, and never the hidden path, a directory on the way, or a
+// symlink (whose rule would bind its target).
+func TestReadRules(t *testing.T) {
+	root := mkdirAll(t, 0o755)
+	writeTree(t, root, os.Getuid(), os.Getgid(), map[string]string{
+		"a/secret/k": "", "a/other/f": "", "a/file": "", "b/f": "",
+	})
+	os.Symlink(filepath.Join(root, "a", "secret"), filepath.Join(root, "a", "link"))
+	hidden := []string{filepath.Join(root, "a", "secret")}
+	got := readRules(hidden)
+	has := func(p string) bool { return slices.Contains(got, p) }
+	for _, p := range []string{"a/other", "a/file", "b"} {
+		if !has(filepath.Join(root, p)) {
+			t.Errorf("%s is not granted", p)
+		}
+	}
+	for _, p := range []string{"a/secret", "a", ".", "a/link"} {
+		if has(filepath.Join(root, p)) {
+			t.Errorf("%s is granted", p)
+		}
+	}
+	if has("/") {
+		t.Error("/ is granted")
+	}
+	if !has("/usr") {
+		t.Error("/usr, a sibling on the way, is not granted")
+	}
+	if got := readRules(nil); !slices.Equal(got, []string{"/"}) {
+		t.Errorf("with nothing hidden the rules are %v, want /", got)
+	}
+}
+
+// TestHiddenPaths: secret locations are found under $HOME and the XDG
+// directories, by their real place, the link and its target both; what
+// does not exist is skipped.
+func TestHiddenPaths(t *testing.T) {
+	home, xdg, elsewhere := mkdirAll(t, 0o755), mkdirAll(t, 0o755), mkdirAll(t, 0o755)
+	writeTree(t, home, os.Getuid(), os.Getgid(), map[string]string{".aws/credentials": "", ".netrc": "", ".cache/x": ""})
+	writeTree(t, xdg, os.Getuid(), os.Getgid(), map[string]string{"gh/hosts.yml": ""})
+	writeTree(t, elsewhere, os.Getuid(), os.Getgid(), map[string]string{"keys/id": ""})
+	os.Symlink(filepath.Join(elsewhere, "keys"), filepath.Join(home, ".ssh"))
+	got, err := hiddenPaths([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + xdg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{home + "/.aws", home + "/.netrc", home + "/.ssh", elsewhere + "/keys", xdg + "/gh"} {
+		if !slices.Contains(got, p) {
+			t.Errorf("%s is not hidden: %v", p, got)
+		}
+	}
+	for _, p := range got {
+		if within(p, home) && !slices.Contains([]string{".aws", ".netrc", ".ssh"}, filepath.Base(p)) {
+			t.Errorf("%s is hidden, but is not a secret location that exists", p)
+		}
 	}
 }
