@@ -15,18 +15,35 @@
 //   - the lock stage starts with no capability at all, checks that its
 //     network namespace has only lo, sets no_new_privs, confines writes
 //     with Landlock to the writable directories (the workspace and a
-//     private tmp), installs a seccomp filter that refuses new AF_UNIX
+//     private tmp) and reads to everything but the person's secret
+//     locations, installs a seccomp filter that refuses new AF_UNIX
 //     sockets and io_uring, and then either execs the program
 //     (confinement for narrowd's own use) or reports ready and waits for
 //     the command text, which the daemon releases only after [Verify].
+//
+// The secret locations (secretPaths and secretVars in hidden_linux.go:
+// ~/.ssh, ~/.aws, ~/.config/gh, ~/.netrc, the agents' own credentials,
+// shell histories, narrowd's own state and config, ...) are looked up
+// under $HOME, the passwd home and the XDG directories, by their real
+// place (a symlink and its target). The program can neither read nor
+// list them; the rest of $HOME (module caches, toolchains, .gitconfig)
+// stays readable. Landlock only grants, so the read rules are every
+// sibling on the way from / down to each hidden path, listed when the
+// sandbox starts; the directories on the way (/, /home, $HOME, ...)
+// can be passed through but not listed, and what appears in them later
+// is unreadable. A workspace inside a secret location, or holding one,
+// is refused.
 //
 // What it does not cover, and the evidence says so: a file in the
 // workspace that already has another hard link outside (Landlock judges
 // the name used, so [Start] refuses such workspaces, at the time it
 // looks); stdin, stdout and stderr, which are the agent's and may be
-// connected sockets. Landlock binds the lock stage's exec thread only
-// (ABI 8 would sync all threads); the other threads of that Go process
-// run nothing but the runtime until the exec replaces them. The command
+// connected sockets; secrets the program reaches another way: its
+// environment (tokens in variables pass through), a hard link or copy of
+// a secret elsewhere, other processes' /proc/PID/cmdline. Landlock binds
+// the lock stage's exec thread only (ABI 8 would sync all threads); the
+// other threads of that Go process run nothing but the runtime until the
+// exec replaces them. The command
 // is its PID namespace's init, so what it leaves running dies with it.
 //
 // Linux only; elsewhere every entry point fails closed.

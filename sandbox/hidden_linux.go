@@ -67,36 +67,69 @@ var xdgDirs = []struct{ prefix, env string }{
 	{".local/share/", "XDG_DATA_HOME"},
 }
 
+// secretVars are variables that move a secret location away from the
+// home directory: the place they name (or rel beneath it) is hidden too.
+// A list variable (KUBECONFIG) is split at colons.
+var secretVars = []struct{ env, rel, why string }{
+	{"GNUPGHOME", "", "GnuPG private keys"},
+	{"AWS_SHARED_CREDENTIALS_FILE", "", "AWS access keys"},
+	{"CLOUDSDK_CONFIG", "", "Google Cloud credentials"},
+	{"GH_CONFIG_DIR", "", "GitHub CLI token"},
+	{"KUBECONFIG", "", "Kubernetes cluster credentials"},
+	{"DOCKER_CONFIG", "", "registry auth"},
+	{"PASSWORD_STORE_DIR", "", "pass's encrypted passwords"},
+	{"CARGO_HOME", "credentials", "crates.io token (old name)"},
+	{"CARGO_HOME", "credentials.toml", "crates.io token"},
+	{"CLAUDE_CONFIG_DIR", "", "Claude Code credentials and transcripts"},
+	{"CODEX_HOME", "", "Codex auth.json and sessions"},
+	{"COPILOT_HOME", "", "Copilot CLI tokens and sessions"},
+}
+
 // hiddenPaths returns the real paths the sandbox hides: every secret
 // location beneath every home directory (the program's $HOME, the
-// wrapper's own, the passwd entry's) and the XDG directories, each by
+// wrapper's own, the passwd entry's), the XDG directories and the
+// places [secretVars] name, each by
 // the name it has once its parents' symlinks are resolved and, when it
 // is a symlink itself, also by its target (Landlock judges where a file
 // really is). Locations that do not exist, or that this user cannot
 // reach anyway, are skipped. No path in the result lies beneath another.
 func hiddenPaths(env []string) ([]string, error) {
+	// The program's value and the wrapper's own, when they differ.
 	lookup := func(name string) []string {
 		var out []string
 		for _, v := range []string{envValue(env, name), os.Getenv(name)} {
-			if filepath.IsAbs(v) && !slices.Contains(out, filepath.Clean(v)) {
-				out = append(out, filepath.Clean(v))
+			if v != "" && !slices.Contains(out, v) {
+				out = append(out, v)
 			}
 		}
 		return out
 	}
 	homes := lookup("HOME")
-	if u, err := user.Current(); err == nil && filepath.IsAbs(u.HomeDir) && !slices.Contains(homes, filepath.Clean(u.HomeDir)) {
-		homes = append(homes, filepath.Clean(u.HomeDir))
+	if u, err := user.Current(); err == nil {
+		homes = append(homes, u.HomeDir)
 	}
 	var names []string
 	for _, s := range secretPaths {
 		for _, home := range homes {
-			names = append(names, filepath.Join(home, s.rel))
+			if filepath.IsAbs(home) {
+				names = append(names, filepath.Join(home, s.rel))
+			}
 		}
 		for _, x := range xdgDirs {
 			if rest, ok := strings.CutPrefix(s.rel, x.prefix); ok {
 				for _, dir := range lookup(x.env) {
-					names = append(names, filepath.Join(dir, rest))
+					if filepath.IsAbs(dir) {
+						names = append(names, filepath.Join(dir, rest))
+					}
+				}
+			}
+		}
+	}
+	for _, v := range secretVars {
+		for _, value := range lookup(v.env) {
+			for _, dir := range filepath.SplitList(value) {
+				if filepath.IsAbs(dir) {
+					names = append(names, filepath.Join(dir, v.rel))
 				}
 			}
 		}

@@ -791,20 +791,24 @@ func TestReadRules(t *testing.T) {
 	}
 }
 
-// TestHiddenPaths: secret locations are found under $HOME and the XDG
-// directories, by their real place, the link and its target both; what
+// TestHiddenPaths: secret locations are found under $HOME, the XDG
+// directories and the variables that move them, by their real place, the link and its target both; what
 // does not exist is skipped.
 func TestHiddenPaths(t *testing.T) {
 	home, xdg, elsewhere := mkdirAll(t, 0o755), mkdirAll(t, 0o755), mkdirAll(t, 0o755)
 	writeTree(t, home, os.Getuid(), os.Getgid(), map[string]string{".aws/credentials": "", ".netrc": "", ".cache/x": ""})
 	writeTree(t, xdg, os.Getuid(), os.Getgid(), map[string]string{"gh/hosts.yml": ""})
-	writeTree(t, elsewhere, os.Getuid(), os.Getgid(), map[string]string{"keys/id": ""})
+	writeTree(t, elsewhere, os.Getuid(), os.Getgid(), map[string]string{
+		"keys/id": "", "codex/auth.json": "", "kube/a": "", "kube/b": "", "cargo/credentials.toml": "", "cargo/registry/x": "",
+	})
 	os.Symlink(filepath.Join(elsewhere, "keys"), filepath.Join(home, ".ssh"))
-	got, err := hiddenPaths([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + xdg})
+	got, err := hiddenPaths([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + xdg, "CODEX_HOME=" + elsewhere + "/codex",
+		"KUBECONFIG=" + elsewhere + "/kube/a:" + elsewhere + "/kube/b", "CARGO_HOME=" + elsewhere + "/cargo"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{home + "/.aws", home + "/.netrc", home + "/.ssh", elsewhere + "/keys", xdg + "/gh"} {
+	for _, p := range []string{home + "/.aws", home + "/.netrc", home + "/.ssh", elsewhere + "/keys", xdg + "/gh",
+		elsewhere + "/codex", elsewhere + "/kube/a", elsewhere + "/kube/b", elsewhere + "/cargo/credentials.toml"} {
 		if !slices.Contains(got, p) {
 			t.Errorf("%s is not hidden: %v", p, got)
 		}
@@ -813,5 +817,8 @@ func TestHiddenPaths(t *testing.T) {
 		if within(p, home) && !slices.Contains([]string{".aws", ".netrc", ".ssh"}, filepath.Base(p)) {
 			t.Errorf("%s is hidden, but is not a secret location that exists", p)
 		}
+	}
+	if slices.Contains(got, elsewhere+"/cargo") || slices.Contains(got, elsewhere+"/cargo/registry") {
+		t.Errorf("the cargo registry is hidden: %v", got)
 	}
 }
