@@ -210,9 +210,9 @@ func checkHidden(writable, hidden []string) error {
 		for _, h := range hidden {
 			switch {
 			case within(w, h):
-				return fmt.Errorf("the writable directory %s is inside %s, which the sandbox hides from the program (it holds secrets); nothing ran", w, h)
+				return fmt.Errorf("the writable directory %s is inside %s, which the sandbox hides from the program (it holds secrets)", w, h)
 			case within(h, w):
-				return fmt.Errorf("the writable directory %s holds %s, which the sandbox hides from the program (it holds secrets); nothing ran", w, h)
+				return fmt.Errorf("the writable directory %s holds %s, which the sandbox hides from the program (it holds secrets)", w, h)
 			}
 		}
 	}
