@@ -18,11 +18,42 @@ import (
 // nothing else.
 const effectNone = "none"
 
-func bound(d rules.Dim, v rules.Level) string { return d.String() + "<=" + d.Name(v) }
+func bound(d rules.Dim, v rules.Level) string {
+	if d < rules.NumDims && int(v) < len(boundTexts[d]) {
+		return boundTexts[d][v]
+	}
+	return d.String() + "<=" + d.Name(v)
+}
+
+// boundTexts and factFalseTexts are the effect texts of every label
+// bound and of every fact proven false, built once: a proven call's
+// evidence carries one per label and fact, and building them per call
+// was a string allocation each.
+var (
+	boundTexts = func() (t [rules.NumDims][]string) {
+		for _, d := range rules.Dims() {
+			for v := range d.Values() {
+				t[d] = append(t[d], d.String()+"<="+d.Name(rules.Level(v)))
+			}
+		}
+		return t
+	}()
+	factFalseTexts = func() (t [rules.NumFacts]string) {
+		for f := range rules.Fact(rules.NumFacts) {
+			t[f] = "fact:" + f.String() + "=false"
+		}
+		return t
+	}()
+)
 
 func raise(d rules.Dim) string { return "raise:" + d.String() }
 
-func factIs(f rules.Fact, v bool) string { return "fact:" + f.String() + "=" + strconv.FormatBool(v) }
+func factIs(f rules.Fact, v bool) string {
+	if !v && f < rules.NumFacts {
+		return factFalseTexts[f]
+	}
+	return "fact:" + f.String() + "=" + strconv.FormatBool(v)
+}
 
 // Narrow applies evidence to a ceiling: only downward, and only on proven
 // or established evidence (spec §5 rules 1, 2 and 4). A raise holds a

@@ -105,6 +105,9 @@ func (ps Paths) WithRoots(roots []string) Paths {
 // Cyrillic or Greek letters inside one name: a path that could read as
 // another is never inside.
 func pathClean(s string) bool {
+	if ascii, ok := asciiClean(s); ascii {
+		return ok
+	}
 	if !utf8.ValidString(s) || !norm.NFC.IsNormalString(s) {
 		return false
 	}
@@ -113,12 +116,30 @@ func pathClean(s string) bool {
 			return false
 		}
 	}
-	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '.' || r == '-' || r == '_' }) {
+	for part := range strings.FieldsFuncSeq(s, func(r rune) bool { return r == '/' || r == '.' || r == '-' || r == '_' }) {
 		if mixedScript(part) {
 			return false
 		}
 	}
 	return true
+}
+
+// asciiClean is pathClean's answer for a path of ASCII bytes only
+// (ascii false: the path has other bytes, and pathClean goes on). ASCII
+// is valid UTF-8 and NFC, has no format character, lookalike, or letter
+// outside Latin: only a control character makes it unclean. Most paths
+// are ASCII, and this skips the normalization check and rune walks.
+func asciiClean(s string) (ascii, ok bool) {
+	ok = true
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 0x80:
+			return false, false
+		case c < 0x20 || c == 0x7f:
+			ok = false
+		}
+	}
+	return true, ok
 }
 
 // lookalike reports characters that render like a path separator or dot.

@@ -461,7 +461,7 @@ func secretWord(s string) bool {
 			return true
 		}
 	}
-	for _, f := range strings.FieldsFunc(l, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }) {
+	for f := range strings.FieldsFuncSeq(l, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }) {
 		if f == "token" || f == "tokens" {
 			return true
 		}
@@ -473,7 +473,7 @@ func secretWord(s string) bool {
 // against the sensitive patterns, for names that are not path arguments
 // (git show HEAD:.env).
 func sensitiveInWord(ps Paths, cwd, word string) string {
-	for _, piece := range strings.FieldsFunc(word, func(r rune) bool { return r == ':' || r == '=' }) {
+	for piece := range strings.FieldsFuncSeq(word, func(r rune) bool { return r == ':' || r == '=' }) {
 		if piece == "" || strings.HasPrefix(piece, "-") {
 			continue
 		}
