@@ -22,21 +22,27 @@ func resolveArgs(src string, w *syntax.Word) []Word {
 // resolveArgsBound is resolveArgs where the text binds the variables in
 // bound (see resolveBound).
 func resolveArgsBound(src string, w *syntax.Word, bound bindings) []Word {
+	return appendArgs(nil, src, w, bound)
+}
+
+// appendArgs appends the words of resolveArgsBound to out: a command's
+// arguments go into its Argv without a slice per argument.
+func appendArgs(out []Word, src string, w *syntax.Word, bound bindings) []Word {
 	if !slices.ContainsFunc(w.Parts, func(p syntax.WordPart) bool {
 		l, ok := p.(*syntax.Lit)
 		return ok && strings.IndexByte(l.Value, '{') >= 0
 	}) {
-		return []Word{resolveBound(src, w, modeArg, bound)}
+		return append(out, resolveBound(src, w, modeArg, bound))
 	}
 	cp := &syntax.Word{Parts: slices.Clone(w.Parts)}
 	if !syntax.SplitBraces(cp) {
-		return []Word{resolveWord(src, w, modeArg)}
+		return append(out, resolveWord(src, w, modeArg))
 	}
 	alts, ok := expandBraces(cp.Parts)
 	if !ok {
-		return []Word{{Value: sourceText(src, w), Why: whyBrace, Pos: toPos(w.Pos())}}
+		return append(out, Word{Value: sourceText(src, w), Why: whyBrace, Pos: toPos(w.Pos())})
 	}
-	out := make([]Word, 0, len(alts))
+	out = slices.Grow(out, len(alts))
 	for _, parts := range alts {
 		var b wordBuf
 		for _, p := range parts {

@@ -405,7 +405,7 @@ func (w *walker) call(c *syntax.CallExpr, redirs []*syntax.Redirect, pos syntax.
 		if len(c.Args) > 0 {
 			cmd.Argv = make([]Word, 0, len(c.Args))
 			for _, x := range c.Args {
-				cmd.Argv = append(cmd.Argv, resolveArgsBound(w.src, x, w.bound)...)
+				cmd.Argv = appendArgs(cmd.Argv, w.src, x, w.bound)
 				w.word(x)
 			}
 		}

@@ -202,7 +202,7 @@ func (ps Paths) Resolve(cwd, p string) Where {
 	}
 	abs = filepath.Clean(abs)
 	for _, r := range ps.Roots {
-		if abs == r || strings.HasPrefix(abs, r+"/") {
+		if abs == r || len(abs) > len(r) && abs[len(r)] == '/' && strings.HasPrefix(abs, r) {
 			return Where{Abs: abs, Inside: true, Root: r}
 		}
 	}

@@ -211,17 +211,17 @@ func (m *objMap) Get(key ref.Val) ref.Val {
 func labelField(l *Labels, key string) (ref.Val, bool) {
 	switch key {
 	case "mutation":
-		return types.String(l.Value(Mutation)), true
+		return labelVal(l, Mutation), true
 	case "scope":
-		return types.String(l.Value(Scope)), true
+		return labelVal(l, Scope), true
 	case "reversibility":
-		return types.String(l.Value(Reversibility)), true
+		return labelVal(l, Reversibility), true
 	case "egress":
-		return types.String(l.Value(Egress)), true
+		return labelVal(l, Egress), true
 	case "financial":
-		return types.String(l.Value(Financial)), true
+		return labelVal(l, Financial), true
 	case "returns_class":
-		return types.String(l.Value(ReturnsClass)), true
+		return labelVal(l, ReturnsClass), true
 	case "open_world":
 		return types.Bool(l.Facts[OpenWorld]), true
 	case "configuration_object":
@@ -230,6 +230,26 @@ func labelField(l *Labels, key string) (ref.Val, bool) {
 		return types.Bool(l.Facts[PureDeletion]), true
 	}
 	return nil, false
+}
+
+// labelVals holds each label value as a CEL string, built once: rules
+// read labels on every decision, and boxing the string each time was an
+// allocation per read.
+var labelVals = func() (t [NumDims][]ref.Val) {
+	for _, d := range Dims() {
+		for _, v := range d.Values() {
+			t[d] = append(t[d], types.String(v))
+		}
+	}
+	return t
+}()
+
+// labelVal is label d of l as a CEL string.
+func labelVal(l *Labels, d Dim) ref.Val {
+	if v := int(l.Levels[d]); v < len(labelVals[d]) {
+		return labelVals[d][v]
+	}
+	return types.String(l.Value(d))
 }
 
 // callFields is `call`.
