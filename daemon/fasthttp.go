@@ -47,7 +47,17 @@ type fastServer struct {
 	conns   map[*fastConn]struct{}
 	closing atomic.Bool
 	wg      sync.WaitGroup
+
+	// next hands an accepted connection to a worker waiting for one;
+	// stop, closed by Shutdown, ends the waiting workers.
+	next     chan *fastConn
+	stop     chan struct{}
+	stopOnce sync.Once
 }
+
+// workerIdle is how long a worker goroutine waits for another connection
+// before it ends.
+const workerIdle = 5 * time.Second
 
 // fastHandler answers one request whose body has been read (or failed to
 // read: readErr), by appending header lines ("Name: value\r\n", with the
@@ -79,6 +89,8 @@ func (s *Server) newFastServer(slow *http.Server, route func(string) fastHandler
 		writeTimeout: slow.WriteTimeout,
 		idleTimeout:  slow.IdleTimeout,
 		conns:        map[*fastConn]struct{}{},
+		next:         make(chan *fastConn),
+		stop:         make(chan struct{}),
 	}
 }
 
@@ -154,7 +166,37 @@ func (f *fastServer) Serve(ln net.Listener) error {
 		f.conns[fc] = struct{}{}
 		f.wg.Add(1)
 		f.mu.Unlock()
-		go f.serveConn(fc)
+		select {
+		case f.next <- fc:
+		default:
+			go f.worker(fc)
+		}
+	}
+}
+
+// worker serves fc, then further connections Serve hands it, until none
+// comes for workerIdle or Shutdown. A shim opens one connection per
+// call: a goroutine per connection started each judge on a small stack
+// that grew by copying, several times per call (5 % of the daemon's CPU
+// in socket mode); a worker keeps its grown stack across connections.
+func (f *fastServer) worker(fc *fastConn) {
+	var idle *time.Timer
+	for {
+		f.serveConn(fc)
+		if idle == nil {
+			idle = time.NewTimer(workerIdle)
+		} else {
+			idle.Reset(workerIdle)
+		}
+		select {
+		case fc = <-f.next:
+			idle.Stop()
+		case <-idle.C:
+			return
+		case <-f.stop:
+			idle.Stop()
+			return
+		}
 	}
 }
 
@@ -167,6 +209,7 @@ func isTemporary(err error) bool {
 // in progress to be answered (or ctx), then shuts the net/http side down.
 func (f *fastServer) Shutdown(ctx context.Context) error {
 	f.closing.Store(true)
+	f.stopOnce.Do(func() { close(f.stop) })
 	f.mu.Lock()
 	if f.ln != nil {
 		f.ln.Close()
