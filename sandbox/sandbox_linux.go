@@ -80,6 +80,12 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 	if err := checkHidden(spec.Writable, hidden); err != nil {
 		return nil, err
 	}
+	// After hiddenPaths: the places a dropped variable names
+	// (AWS_SHARED_CREDENTIALS_FILE, ...) stay hidden.
+	var dropped []string
+	if spec.DropSecretEnv {
+		env, dropped = dropSecretEnv(env)
+	}
 	if err := checkHardLinks(spec.Writable, spec.MaxScan); err != nil {
 		return nil, err
 	}
@@ -152,7 +158,7 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 	statusW.Close()
 	releaseR.Close()
 
-	err = json.NewEncoder(specW).Encode(stageSpec{Spec: spec, Hidden: hidden})
+	err = json.NewEncoder(specW).Encode(stageSpec{Spec: spec, Hidden: hidden, Dropped: dropped})
 	specW.Close()
 	if err != nil {
 		return nil, fmt.Errorf("failed to send the sandbox spec: %w", err)
@@ -179,11 +185,14 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 	return s, nil
 }
 
-// stageSpec is what [Start] sends the lock stage: the spec and the real
-// paths to hide, resolved by the wrapper before anything ran.
+// stageSpec is what [Start] sends the lock stage: the spec, the real
+// paths to hide, resolved by the wrapper before anything ran, and the
+// names of the variables removed from the environment (the stages and
+// the program never see their values).
 type stageSpec struct {
 	Spec
-	Hidden []string `json:"hidden"`
+	Hidden  []string `json:"hidden"`
+	Dropped []string `json:"dropped,omitempty"`
 }
 
 // insideID is the id a host id maps to inside the sandbox: the same id,
@@ -462,6 +471,10 @@ func lockStage() error {
 			os.Exit(125) // aborted: nothing runs
 		}
 		args = append(args, string(text))
+	}
+	// Just before the exec: the line appears only when the program runs.
+	if n := droppedNotice(spec.Dropped); n != "" {
+		io.WriteString(os.Stderr, n)
 	}
 	return unix.Exec(path, args, os.Environ())
 }

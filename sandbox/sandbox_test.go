@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,15 +103,30 @@ func helper(mode string) int {
 		io.Copy(io.Discard, os.Stdin)
 		return probeDone
 	case "wrap":
-		// The wrapper as narrowd exec --confine runs it.
+		// The wrapper as narrowd exec --confine runs it or, with
+		// NARROWD_WRAP_HELD=1, as --ticket does once the daemon released
+		// the command (without the daemon's check).
 		var writable []string
 		if w := os.Getenv("NARROWD_WRAP_WRITE"); w != "" {
 			writable = strings.Split(w, ":")
 		}
-		sb, err := Start("", Spec{Writable: writable, Args: []string{"bash", "-c", os.Getenv("NARROWD_WRAP_CMD")}})
+		cmd := os.Getenv("NARROWD_WRAP_CMD")
+		spec := Spec{Writable: writable, DropSecretEnv: os.Getenv("NARROWD_WRAP_DROP") == "1"}
+		held := os.Getenv("NARROWD_WRAP_HELD") == "1"
+		if !held {
+			spec.Args = []string{"bash", "-c", cmd}
+		}
+		sb, err := Start("", spec)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "wrap:", err)
 			return 125
+		}
+		if held {
+			if err := sb.Release(cmd); err != nil {
+				sb.Abort()
+				fmt.Fprintln(os.Stderr, "wrap:", err)
+				return 125
+			}
 		}
 		code, _ := sb.Wait()
 		return code
@@ -820,5 +836,97 @@ func TestHiddenPaths(t *testing.T) {
 	}
 	if slices.Contains(got, elsewhere+"/cargo") || slices.Contains(got, elsewhere+"/cargo/registry") {
 		t.Errorf("the cargo registry is hidden: %v", got)
+	}
+}
+
+// TestSecretEnvDropped runs a program in the sandbox, held as for a
+// ticket and confined as for --confine, with secret-looking variables
+// set. With DropSecretEnv it sees FOO, PATH and the look-alike
+// GIT_AUTHOR_NAME but none of the secrets, and its stderr has one line
+// naming them without a value; without it (the control) every value
+// passes through and there is no such line.
+func TestSecretEnvDropped(t *testing.T) {
+	r := newRunner(t)
+	ws := r.dir(t)
+	secrets := map[string]string{
+		"GH_TOKEN":              "ghp-VALUE-ONE",
+		"AWS_SECRET_ACCESS_KEY": "VALUE-TWO",
+		"MY_API_KEY":            "VALUE-THREE",
+	}
+	env := []string{"FOO=bar", "GIT_AUTHOR_NAME=kept-author"}
+	for k, v := range secrets {
+		env = append(env, k+"="+v)
+	}
+	// Names, never values, of the rest of the environment (the tests'
+	// own may hold real tokens): compgen lists the exported names.
+	cmd := `echo "GH=[$GH_TOKEN] AWS=[$AWS_SECRET_ACCESS_KEY] KEY=[$MY_API_KEY] FOO=[$FOO] AUTHOR=[$GIT_AUTHOR_NAME]"; ` +
+		`test -n "$PATH" && echo PATH-set; compgen -e | sed 's/^/name:/'; ` +
+		// The wrapper outside still holds them: its /proc/PID/environ
+		// (Landlock's ptrace scope refuses it) must not be a way round.
+		// The control counts the program's own. The pattern is split, as
+		// the command's text is in the environment too (NARROWD_WRAP_CMD).
+		`echo "leaked=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n' | grep -c -- '-VAL''UE-')"`
+	for _, held := range []bool{true, false} {
+		for _, drop := range []bool{true, false} {
+			t.Run(fmt.Sprintf("held=%v/drop=%v", held, drop), func(t *testing.T) {
+				e := append([]string{"NARROWD_WRAP_HELD=0", "NARROWD_WRAP_DROP=0"}, env...)
+				if held {
+					e = append(e, "NARROWD_WRAP_HELD=1")
+				}
+				if drop {
+					e = append(e, "NARROWD_WRAP_DROP=1")
+				}
+				code, out := r.confine(t, []string{ws}, cmd, e...)
+				if code != 0 {
+					t.Fatalf("exit %d\n%s", code, out)
+				}
+				for _, want := range []string{"FOO=[bar]", "AUTHOR=[kept-author]", "PATH-set", "name:FOO\n", "name:PATH\n", "name:HOME\n"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("the program does not see %q:\n%s", want, out)
+					}
+				}
+				notices := 0
+				for _, line := range strings.Split(out, "\n") {
+					if strings.Contains(line, "variables that may hold secrets") {
+						notices++
+						for name := range secrets {
+							if !strings.Contains(line, " "+name) {
+								t.Errorf("the notice does not name %s: %q", name, line)
+							}
+						}
+						if strings.Contains(line, "FOO") || strings.Contains(line, "GIT_AUTHOR_NAME") || strings.Contains(line, " PATH") {
+							t.Errorf("the notice names a kept variable: %q", line)
+						}
+					}
+				}
+				for name, value := range secrets {
+					seen := strings.Contains(out, value)
+					named := strings.Contains(out, "name:"+name+"\n")
+					if drop && (seen || named) {
+						t.Errorf("%s reached the program (value seen %v, name listed %v):\n%s", name, seen, named, out)
+					}
+					if !drop && (!seen || !named) {
+						t.Errorf("control: without DropSecretEnv %s did not pass through, so the test proves nothing:\n%s", name, out)
+					}
+				}
+				leaked := regexp.MustCompile(`leaked=(\d+)`).FindStringSubmatch(out)
+				if leaked == nil {
+					t.Fatalf("no count of values in /proc/*/environ:\n%s", out)
+				}
+				if n, _ := strconv.Atoi(leaked[1]); drop && n != 0 || !drop && n == 0 {
+					t.Errorf("%s secret values in /proc/*/environ, drop %v", leaked[1], drop)
+				}
+				if want := map[bool]int{true: 1, false: 0}[drop]; notices != want {
+					t.Errorf("%d notice lines, want %d:\n%s", notices, want, out)
+				}
+				if !drop {
+					return
+				}
+				// The line comes before anything the program printed.
+				if first, _, _ := strings.Cut(out, "\n"); !strings.HasPrefix(first, "narrowd exec: the sandbox removed ") {
+					t.Errorf("the first line is %q, want the notice", first)
+				}
+			})
+		}
 	}
 }

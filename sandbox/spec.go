@@ -23,6 +23,15 @@ type Spec struct {
 	// Env is the program's environment; nil means the wrapper's own.
 	// TMPDIR is always replaced by the private tmp.
 	Env []string `json:"-"`
+	// DropSecretEnv removes from Env every variable whose name looks like
+	// it holds a secret ([SecretEnvName]: TOKEN, SECRET, PASSWORD, API_KEY,
+	// AUTH, AWS_, ANTHROPIC_, ...) before the sandbox starts, and gives the
+	// program's stderr one line naming them (never their values). Set it
+	// for the repository's own code (narrowd exec --ticket); confinement
+	// for narrowd's own use (--confine, the daemon's MCP servers, whose
+	// configs pass tokens on purpose) keeps the environment. The secret
+	// locations the variables name are hidden either way.
+	DropSecretEnv bool `json:"-"`
 	// MaxScan bounds how many directory entries [Start] may look at when
 	// it checks the writable directories for hard links; 0 means
 	// [DefaultMaxScan].

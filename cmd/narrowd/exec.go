@@ -23,11 +23,15 @@ needs no root.
 --ticket redeems a ticket the daemon issued for one exact command and
 working directory: the daemon checks the sandbox from outside before it
 releases the command, which then runs with bash -c. A ticket is single-use
-and expires; if anything fails nothing runs.
+and expires; if anything fails nothing runs. The command is the
+repository's own code, so it starts without the variables whose names look
+like secrets (TOKEN, SECRET, PASSWORD, API_KEY, AUTH, AWS_, ANTHROPIC_, ...);
+its stderr gets one line naming them.
 
 --confine runs PROG with no network and writes only beneath the --write
 directories (and a private tmp). It only removes rights, so it needs no
-daemon and no ticket.
+daemon and no ticket. It keeps the environment: the daemon confines MCP
+servers with it, and their configs pass tokens on purpose.
 
 Exit status: the command's, or 125 when the sandbox could not be built or
 checked (nothing ran).`
@@ -135,7 +139,8 @@ func redeemTicket(ctx context.Context, e env, ticket, socket, configPath string,
 	if err != nil {
 		return fail(fmt.Errorf("the daemon refused the ticket: %w", err))
 	}
-	sb, err := sandbox.Start("", sandbox.Spec{Writable: cl.Writable, Dir: cl.Cwd})
+	// The repository's code runs without being asked: no secret variables.
+	sb, err := sandbox.Start("", sandbox.Spec{Writable: cl.Writable, Dir: cl.Cwd, DropSecretEnv: true})
 	if err != nil {
 		return fail(err)
 	}
