@@ -34,12 +34,28 @@
 // is unreadable. A workspace inside a secret location, or holding one,
 // is refused.
 //
+// The environment: for the repository's own code (narrowd exec
+// --ticket, [Spec.DropSecretEnv]) every variable whose name looks like
+// it holds a secret is removed before the first stage starts
+// ([SecretEnvName], in env.go: TOKEN, SECRET, PASSWORD, PASSWD,
+// PASSPHRASE, CREDENTIAL, API_KEY, APIKEY, ACCESS_KEY, PRIVATE_KEY, AUTH
+// anywhere in the name, GOAUTH included; AWS_, AZURE_, VAULT_, OPENAI_,
+// ANTHROPIC_, GEMINI_, SSH_AUTH_SOCK, ... at its start; GIT_AUTHOR_*
+// and TOKENIZERS_PARALLELISM are kept), and the program's stderr gets
+// one line naming them, never their values. The wrapper's own
+// environment, which still holds them, is out of reach: Landlock refuses
+// /proc/PID/environ of processes outside the sandbox. Confinement
+// (--confine, which the daemon uses for MCP servers whose configs pass
+// tokens on purpose) keeps the environment.
+//
 // What it does not cover, and the evidence says so: a file in the
 // workspace that already has another hard link outside (Landlock judges
 // the name used, so [Start] refuses such workspaces, at the time it
 // looks); stdin, stdout and stderr, which are the agent's and may be
-// connected sockets; secrets the program reaches another way: its
-// environment (tokens in variables pass through), a hard link or copy of
+// connected sockets; secrets the program reaches another way: a
+// secret in the value of a variable whose name does not look like one
+// (a password in DATABASE_URL, GOPROXY or PIP_INDEX_URL), every
+// variable under --confine, a hard link or copy of
 // a secret elsewhere, other processes' /proc/PID/cmdline. Landlock binds
 // the lock stage's exec thread only (ABI 8 would sync all threads); the
 // other threads of that Go process run nothing but the runtime until the
