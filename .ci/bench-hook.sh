@@ -22,7 +22,10 @@
 #             cache directory
 # then prints the in-daemon decision time (BenchmarkJudgeInDaemon p50/p99),
 # decisions/s with 64 concurrent clients, keep-alive http and shims over
-# the Unix socket (.ci/loadgen, with the daemon's CPU per decision), the daemon's RSS after that load, and medians and ratios.
+# the Unix socket (.ci/loadgen, with the daemon's CPU per decision), the
+# daemon's RSS after that load, the same load against a server that judges
+# nothing (.ci/floorserver, with and without an fsynced audit), and medians
+# and ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -153,11 +156,32 @@ go test ./daemon -run '^$' -count 1 -benchtime 2s \
 
 say "load: 64 concurrent clients for ${load_seconds}s each, http keep-alive then shims over the Unix socket"
 go build -o "$work/loadgen" ./.ci/loadgen
+go build -o "$work/floorserver" ./.ci/floorserver
 {
+	echo "narrowd:"
 	"$work/loadgen" -http "http://127.0.0.1:$port/hook/claude" -pid "$serve_pid" -c 64 -d "${load_seconds}s" "$work/ls.json" "$work/rm.json"
 	"$work/loadgen" -socket "$sock" -pid "$serve_pid" -c 64 -d "${load_seconds}s" "$work/ls.json" "$work/rm.json"
 } | tee "$work/load.txt"
 grep -E '^(VmRSS|VmHWM)' "/proc/$serve_pid/status" | tee "$work/rss.txt"
+
+# The throughput floor: the same clients against a server that judges
+# nothing (read the request, answer an empty 200), then one that also
+# appends and fsyncs each request with a group commit before answering,
+# as the audit must. What this machine allows with the load generator on
+# the same cores.
+floor_load() { # label, extra flags
+	local fport=$((port + 2)) fpid
+	"$work/floorserver" -addr "127.0.0.1:$fport" "${@:2}" >/dev/null &
+	fpid=$!
+	sleep 0.3
+	echo "$1:"
+	"$work/loadgen" -http "http://127.0.0.1:$fport/hook/claude" -pid "$fpid" -c 64 -d "${load_seconds}s" "$work/ls.json" "$work/rm.json"
+	kill "$fpid"; wait "$fpid" 2>/dev/null || true
+}
+{
+	floor_load "floor (no judging, no audit)"
+	floor_load "floor with an fsynced group commit" -fsync "$work/floor.jsonl"
+} | tee -a "$work/load.txt"
 
 say "summary"
 python3 - "$work" <<'EOF'
