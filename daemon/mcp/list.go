@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -100,8 +101,9 @@ func (l *Lister) List(ctx context.Context, s Server) ([]Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
 	var (
-		inner sdk.Transport
-		stop  = func() {}
+		inner  sdk.Transport
+		stop   = func() {}
+		stderr *tail
 	)
 	switch s.Transport {
 	case Stdio:
@@ -109,11 +111,12 @@ func (l *Lister) List(ctx context.Context, s Server) ([]Tool, error) {
 		if launcher == nil {
 			launcher = NamespaceLauncher{}
 		}
-		t, st, err := startStdio(ctx, launcher, s, lim)
+		stderr = &tail{max: 1024}
+		t, st, err := startStdio(ctx, launcher, s, lim, stderr)
 		if err != nil {
 			return nil, err
 		}
-		inner, stop = t, st
+		inner, stop = t, sync.OnceFunc(st)
 	case HTTP, SSE:
 		hc := &http.Client{
 			Transport: &limitedTransport{headers: s.Headers, max: int64(lim.MaxBytes)},
@@ -144,13 +147,45 @@ func (l *Lister) List(ctx context.Context, s Server) ([]Tool, error) {
 		tools, err := l.list(ctx, client, capture, s, lim)
 		done <- result{tools, err}
 	}()
+	var r result
 	select {
-	case r := <-done:
-		return r.tools, r.err
+	case r = <-done:
 	case <-ctx.Done():
 		capture.close()
-		return nil, fmt.Errorf("server %s: %w", s.Name, ctx.Err())
+		r.err = fmt.Errorf("server %s: %w", s.Name, ctx.Err())
 	}
+	if r.err != nil && stderr != nil {
+		// What a server that failed said: it ran confined, and a server
+		// that needs what the sandbox hides says so here.
+		stop()
+		if msg := stderr.String(); msg != "" {
+			r.err = fmt.Errorf("%w (its stderr: %q)", r.err, msg)
+		}
+	}
+	return r.tools, r.err
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
 }
 
 func (l *Lister) list(ctx context.Context, client *sdk.Client, capture *captureTransport, s Server, lim Limits) ([]Tool, error) {
@@ -247,8 +282,8 @@ func validToolName(n string) bool {
 
 // startStdio starts a stdio server through the launcher and returns a
 // transport over its pipes and a stop function that kills its whole
-// process group.
-func startStdio(ctx context.Context, launcher Launcher, s Server, lim Limits) (sdk.Transport, func(), error) {
+// process group; the server's stderr goes to stderr.
+func startStdio(ctx context.Context, launcher Launcher, s Server, lim Limits, stderr io.Writer) (sdk.Transport, func(), error) {
 	cmd, cleanup, err := launcher.Command(ctx, s)
 	if err != nil {
 		return nil, nil, fmt.Errorf("server %s: %w", s.Name, err)
@@ -267,7 +302,7 @@ func startStdio(ctx context.Context, launcher Launcher, s Server, lim Limits) (s
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd.Stderr = io.Discard
+	cmd.Stderr = stderr
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, nil, fmt.Errorf("server %s: start: %w", s.Name, err)

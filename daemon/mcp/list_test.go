@@ -179,6 +179,31 @@ func TestListHostile(t *testing.T) {
 	}
 }
 
+// A stdio server that fails says why in the error, as far as the last
+// kilobyte of its stderr goes: what it could not read in the sandbox,
+// say, for the person reading the daemon's log.
+func TestListSaysWhatTheServerSaid(t *testing.T) {
+	tests := []struct {
+		name, script string
+		want, not    string
+	}{
+		{"exits", `echo "cat: /home/u/.config/gh/hosts.yml: Permission denied" >&2; exit 1`,
+			`its stderr: "cat: /home/u/.config/gh/hosts.yml: Permission denied"`, ""},
+		{"long", `printf 'early%.0s' $(seq 400) >&2; echo " the end" >&2; exit 1`, `the end"`, strings.Repeat("early", 210)},
+		{"silent", `exit 1`, "connect", "its stderr"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := testLister(plainLauncher{})
+			s := Server{Agent: "claude", Name: "failing", Transport: Stdio, Command: "/bin/sh", Args: []string{"-c", tt.script}}
+			_, err := l.List(context.Background(), s)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || tt.not != "" && strings.Contains(err.Error(), tt.not) {
+				t.Fatalf("err %v; want %q in it and not %.20q…", err, tt.want, tt.not)
+			}
+		})
+	}
+}
+
 // TestListHTTP lists a Go SDK server over streamable HTTP, then changes
 // a tool's description: the def_hash changes with it.
 func TestListHTTP(t *testing.T) {
