@@ -104,16 +104,27 @@ func landlock(readable, writable []string) (int, error) {
 // addRule grants access beneath path. The path is opened with O_PATH, so
 // the rule binds the object the name resolved to now.
 func addRule(ruleset int, path string, access uint64) error {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	fd, mode, err := openPath(path, 0)
 	if err != nil {
-		return fmt.Errorf("landlock rule for %s: %w", path, &os.PathError{Op: "open", Path: path, Err: err})
+		return err
 	}
 	defer unix.Close(fd)
+	return addRuleFD(ruleset, fd, path, mode, access)
+}
+
+// openPath opens path with O_PATH (and flags) and returns its mode; an
+// open that fails is an error wrapping its *os.PathError.
+func openPath(path string, flags int) (fd int, mode uint32, err error) {
+	fd, err = unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|flags, 0)
+	if err != nil {
+		return -1, 0, fmt.Errorf("landlock rule for %s: %w", path, &os.PathError{Op: "open", Path: path, Err: err})
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("landlock rule for %s: %w", path, err)
+		unix.Close(fd)
+		return -1, 0, fmt.Errorf("landlock rule for %s: %w", path, err)
 	}
-	return addRuleFD(ruleset, fd, path, st.Mode, access)
+	return fd, st.Mode, nil
 }
 
 // addReadRule grants reading beneath path, a directory or a regular file
@@ -122,22 +133,18 @@ func addRule(ruleset int, path string, access uint64) error {
 // vanished, turned into a link or another kind of file since, or is out
 // of this user's reach, gets no rule, so it stays unreadable.
 func addReadRule(ruleset int, path string) error {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, mode, err := openPath(path, unix.O_NOFOLLOW)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOTDIR) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("landlock rule for %s: %w", path, &os.PathError{Op: "open", Path: path, Err: err})
+		return err
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("landlock rule for %s: %w", path, err)
-	}
-	if t := st.Mode & unix.S_IFMT; t != unix.S_IFDIR && t != unix.S_IFREG {
+	if t := mode & unix.S_IFMT; t != unix.S_IFDIR && t != unix.S_IFREG {
 		return nil
 	}
-	return addRuleFD(ruleset, fd, path, st.Mode, llRead)
+	return addRuleFD(ruleset, fd, path, mode, llRead)
 }
 
 // addRuleFD adds the rule for the object fd holds, whose mode is mode.
