@@ -161,6 +161,10 @@ go build -o "$work/floorserver" ./.ci/floorserver
 	echo "narrowd:"
 	"$work/loadgen" -http "http://127.0.0.1:$port/hook/claude" -pid "$serve_pid" -c 64 -d "${load_seconds}s" "$work/ls.json" "$work/rm.json"
 	"$work/loadgen" -socket "$sock" -pid "$serve_pid" -c 64 -d "${load_seconds}s" "$work/ls.json" "$work/rm.json"
+	# The command corpus: 1,410 distinct commands instead of two, with
+	# the tickets and snapshots they make the daemon take.
+	"$work/loadgen" -http "http://127.0.0.1:$port/hook/claude" -pid "$serve_pid" -c 64 -d "${load_seconds}s" \
+		-corpus testdata/corpus/commands.jsonl -cwd "$work/ws"
 } | tee "$work/load.txt"
 grep -E '^(VmRSS|VmHWM)' "/proc/$serve_pid/status" | tee "$work/rss.txt"
 

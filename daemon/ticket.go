@@ -72,10 +72,14 @@ type tickets struct {
 	socket string
 	now    func() time.Time
 
-	mu      sync.Mutex
-	live    map[string]*ticket
-	claims  map[string]*claim
-	latched map[string]string // agent\x00session → why rewrites stopped
+	mu   sync.Mutex
+	live map[string]*ticket
+	// byRewrite indexes live by rewrite: every pre-tool call is looked
+	// up in it, and a scan of up to maxTickets per call made the daemon's
+	// every decision slower the more sandbox calls were waiting.
+	byRewrite map[string]*ticket
+	claims    map[string]*claim
+	latched   map[string]string // agent\x00session → why rewrites stopped
 }
 
 // newTickets returns the store, or nil when this daemon cannot issue
@@ -94,7 +98,7 @@ func newTickets(cfg Config) *tickets {
 	}
 	return &tickets{
 		ttl: cfg.TicketTTL, exe: exe, socket: cfg.SocketPath, now: cfg.now,
-		live: map[string]*ticket{}, claims: map[string]*claim{}, latched: map[string]string{},
+		live: map[string]*ticket{}, byRewrite: map[string]*ticket{}, claims: map[string]*claim{}, latched: map[string]string{},
 	}
 }
 
@@ -148,9 +152,9 @@ func (ts *tickets) issue(e *Engine, call rules.Call) (*ticket, error) {
 		return nil, errors.New(why)
 	}
 	now := ts.now()
-	for id, t := range ts.live {
+	for _, t := range ts.live {
 		if now.After(t.expires) {
-			delete(ts.live, id)
+			ts.drop(t)
 		}
 	}
 	if len(ts.live) >= maxTickets {
@@ -163,7 +167,14 @@ func (ts *tickets) issue(e *Engine, call rules.Call) (*ticket, error) {
 	}
 	t.rewrite = shellQuote(ts.exe) + " exec --socket " + shellQuote(ts.socket) + " --ticket " + t.id
 	ts.live[t.id] = t
+	ts.byRewrite[t.rewrite] = t
 	return t, nil
+}
+
+// drop removes t from the live tickets; ts.mu must be held.
+func (ts *tickets) drop(t *ticket) {
+	delete(ts.live, t.id)
+	delete(ts.byRewrite, t.rewrite)
 }
 
 // setCallID links a ticket to the audit id of the call that issued it.
@@ -207,12 +218,8 @@ func (ts *tickets) redeems(e *Engine, call rules.Call) bool {
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	for _, t := range ts.live {
-		if t.rewrite == command && t.agent == call.Agent && ts.now().Before(t.expires) {
-			return true
-		}
-	}
-	return false
+	t, ok := ts.byRewrite[command]
+	return ok && t.agent == call.Agent && ts.now().Before(t.expires)
 }
 
 // redeemVerdict is the verdict for a call that redeems a ticket.
@@ -239,9 +246,9 @@ func (ts *tickets) postTool(call rules.Call) (latched bool) {
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	for id, t := range ts.live {
+	for _, t := range ts.live {
 		if t.agent == call.Agent && t.session == call.Session && t.toolUse == call.ID {
-			delete(ts.live, id)
+			ts.drop(t)
 			ts.latched[latchKey(call.Agent, call.Session)] =
 				"the agent ran an earlier sandboxed call without redeeming its ticket, so narrowd no longer rewrites calls in this session"
 			return true
@@ -256,7 +263,9 @@ func (ts *tickets) take(id string, wrapperPid, wrapperFD int) (string, *claim, e
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	t, ok := ts.live[id]
-	delete(ts.live, id)
+	if ok {
+		ts.drop(t)
+	}
 	if !ok || ts.now().After(t.expires) {
 		return "", nil, errTicket
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -437,5 +438,53 @@ func TestVerifyFailureReleasesNothing(t *testing.T) {
 	}
 	if !failed {
 		t.Error("no audit record of the failed check")
+	}
+}
+
+// Many waiting tickets: each rewrite redeems, and only its own agent's,
+// until its ticket is taken or expires; the index by rewrite stays the
+// live set.
+func TestTicketRedeemsAmongMany(t *testing.T) {
+	d, ws := sandboxDaemon(t)
+	ts := d.Server.tickets
+	var rewrites []string
+	for i := range 300 {
+		reply, _ := d.Server.Handle(agent.Claude, claudeAt(ws, "s1", fmt.Sprintf("toolu_%d", i), "make"), "socket", agent.Options{})
+		rewrites = append(rewrites, rewriteOf(t, reply))
+	}
+	redeems := func(rewrite, agentName string) bool {
+		return ts.redeems(d.Server.engine.Load(), rules.Call{Agent: agentName, Event: "PreToolUse", Phase: rules.PreTool,
+			Cwd: ws, Workspaces: []string{ws}, Tool: "Bash", Input: map[string]any{"command": rewrite}})
+	}
+	for _, rw := range rewrites {
+		if !redeems(rw, "claude") {
+			t.Fatalf("a live ticket's rewrite does not redeem: %s", rw)
+		}
+	}
+	if redeems(rewrites[0], "codex") || redeems(rewrites[0]+" ", "claude") {
+		t.Error("a rewrite redeems for another agent, or with a byte more")
+	}
+	id := rewrites[7][strings.LastIndex(rewrites[7], " ")+1:]
+	if _, _, err := ts.take(id, os.Getpid(), -1); err != nil {
+		t.Fatal(err)
+	}
+	if redeems(rewrites[7], "claude") || !redeems(rewrites[8], "claude") {
+		t.Error("a taken ticket still redeems, or took another with it")
+	}
+	ts.mu.Lock()
+	ts.now = func() time.Time { return time.Now().Add(time.Hour) }
+	ts.mu.Unlock()
+	if redeems(rewrites[8], "claude") {
+		t.Error("an expired ticket redeems")
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if len(ts.byRewrite) != len(ts.live) || len(ts.live) != 299 {
+		t.Errorf("%d live tickets, %d indexed; want 299 of each", len(ts.live), len(ts.byRewrite))
+	}
+	for _, tk := range ts.live {
+		if ts.byRewrite[tk.rewrite] != tk {
+			t.Errorf("ticket %s is not indexed by its rewrite", tk.id)
+		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -181,6 +182,44 @@ func cpuTicks(pid int) (int64, error) {
 	return u + s, nil
 }
 
+// corpusPayloads turns every command of a corpus file into a Claude
+// PreToolUse Bash payload: a load of distinct commands, where the two
+// payload files repeat two.
+func corpusPayloads(path, cwd string) ([][]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		var entry struct {
+			Command string `json:"command"`
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(line, &entry); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
+		}
+		if entry.Command == "" {
+			continue
+		}
+		p, err := json.Marshal(map[string]any{
+			"session_id": "bench", "cwd": cwd, "hook_event_name": "PreToolUse", "permission_mode": "default",
+			"tool_name": "Bash", "tool_input": map[string]string{"command": entry.Command},
+			"tool_use_id": fmt.Sprintf("toolu_corpus%d", i),
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no commands", path)
+	}
+	return out, nil
+}
+
 // clockTick is USER_HZ, which Linux fixes at 100 for /proc.
 const clockTick = 100
 
@@ -191,12 +230,21 @@ func main() {
 	dur := flag.Duration("d", 10*time.Second, "how long to run")
 	agentName := flag.String("agent", "claude", "agent the payloads are for (socket mode)")
 	pid := flag.Int("pid", 0, "the daemon's pid, to report its CPU per decision")
+	corpus := flag.String("corpus", "", "a command corpus (JSONL with a \"command\" per line): one Claude Bash payload per command, in -cwd")
+	cwd := flag.String("cwd", "/tmp", "the working directory of the -corpus payloads")
 	flag.Parse()
-	if (*socket == "") == (*hookURL == "") || flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: loadgen (-socket PATH | -http URL) [-c N] [-d DURATION] [-pid PID] PAYLOAD...")
+	if (*socket == "") == (*hookURL == "") || (flag.NArg() == 0) == (*corpus == "") {
+		fmt.Fprintln(os.Stderr, "usage: loadgen (-socket PATH | -http URL) [-c N] [-d DURATION] [-pid PID] (PAYLOAD... | -corpus FILE [-cwd DIR])")
 		os.Exit(2)
 	}
 	var payloads [][]byte
+	if *corpus != "" {
+		var err error
+		if payloads, err = corpusPayloads(*corpus, *cwd); err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			os.Exit(1)
+		}
+	}
 	for _, p := range flag.Args() {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -246,8 +294,8 @@ func main() {
 		}
 		return all[len(all)*p/100]
 	}
-	fmt.Printf("mode=%s clients=%d duration=%s decisions=%d errors=%d decisions/s=%.0f latency p50=%s p99=%s\n",
-		mode, *clients, elapsed.Round(time.Millisecond), ok.Load(), failed.Load(),
+	fmt.Printf("mode=%s clients=%d payloads=%d duration=%s decisions=%d errors=%d decisions/s=%.0f latency p50=%s p99=%s\n",
+		mode, *clients, len(payloads), elapsed.Round(time.Millisecond), ok.Load(), failed.Load(),
 		float64(ok.Load())/elapsed.Seconds(), pct(50).Round(time.Microsecond), pct(99).Round(time.Microsecond))
 	if *pid > 0 && ok.Load() > 0 {
 		after, err := cpuTicks(*pid)
