@@ -112,10 +112,7 @@ func (p *fastParser) object() (map[string]any, bool) {
 		return nil, false
 	}
 	m := make(map[string]any)
-	p.space()
-	if p.i < len(p.b) && p.b[p.i] == '}' {
-		p.i++
-		p.depth--
+	if p.closes('}') {
 		return m, true
 	}
 	for {
@@ -140,19 +137,8 @@ func (p *fastParser) object() (map[string]any, bool) {
 			return nil, false
 		}
 		m[k] = v
-		p.space()
-		if p.i >= len(p.b) {
-			return nil, false
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			p.depth--
-			return m, true
-		default:
-			return nil, false
+		if more, ok := p.more('}'); !ok || !more {
+			return m, ok
 		}
 	}
 }
@@ -162,10 +148,7 @@ func (p *fastParser) array() (any, bool) {
 		return nil, false
 	}
 	a := make([]any, 0) // encoding/json's [] is empty, not nil
-	p.space()
-	if p.i < len(p.b) && p.b[p.i] == ']' {
-		p.i++
-		p.depth--
+	if p.closes(']') {
 		return a, true
 	}
 	for {
@@ -174,21 +157,35 @@ func (p *fastParser) array() (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		p.space()
-		if p.i >= len(p.b) {
-			return nil, false
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
-			p.depth--
-			return a, true
-		default:
-			return nil, false
+		if more, ok := p.more(']'); !ok || !more {
+			return a, ok
 		}
 	}
+}
+
+// closes reports, after white space, that the object or array ends here
+// with end, and leaves it.
+func (p *fastParser) closes(end byte) bool {
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == end {
+		p.i++
+		p.depth--
+		return true
+	}
+	return false
+}
+
+// more reads what follows an element: a comma (more) or end (the object
+// or array is done); ok is false for anything else.
+func (p *fastParser) more(end byte) (more, ok bool) {
+	if p.closes(end) {
+		return false, true
+	}
+	if p.i < len(p.b) && p.b[p.i] == ',' {
+		p.i++
+		return true, true
+	}
+	return false, false
 }
 
 // str reads the string whose opening quote is at p.b[p.i].
