@@ -75,7 +75,10 @@ func serve(c net.Conn, j *journal) {
 		if length < 0 || length > 1<<20 {
 			return
 		}
-		body = append(body[:0], make([]byte, length)...)
+		if cap(body) < length {
+			body = make([]byte, length, length+1)
+		}
+		body = body[:length]
 		if _, err := io.ReadFull(r, body); err != nil {
 			return
 		}
