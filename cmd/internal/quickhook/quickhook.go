@@ -239,8 +239,9 @@ func ExecNarrowd(argv []string) error {
 		dirs = append(dirs, d)
 	}
 	if exe, err := os.Executable(); err == nil {
-		d, _ := path.Split(exe)
-		dirs = append(dirs, d)
+		if d, _ := path.Split(exe); len(dirs) == 0 || path.Clean(d) != path.Clean(dirs[0]) {
+			dirs = append(dirs, d)
+		}
 	}
 	args := append([]string{"narrowd", "hook"}, argv...)
 	err := errors.New("cannot find this executable")
