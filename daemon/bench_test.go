@@ -16,7 +16,7 @@ import (
 )
 
 // benchCalls is a small mix of calls: shell, file and unlabelled tools.
-func benchCalls(b *testing.B) []rules.Call {
+func benchCalls(b testing.TB) []rules.Call {
 	payloads := [][]byte{
 		claudePayload("PreToolUse", "b1", "Bash", map[string]any{"command": "ls -la"}),
 		claudePayload("PreToolUse", "b1", "Bash", map[string]any{"command": "git status && go test ./..."}),
@@ -38,7 +38,7 @@ func benchCalls(b *testing.B) []rules.Call {
 
 // corpusCalls turns the shared command corpus into Claude Bash calls in a
 // workspace, falling back to benchCalls without the corpus.
-func corpusCalls(b *testing.B) []rules.Call {
+func corpusCalls(b testing.TB) []rules.Call {
 	f, err := os.Open("../testdata/corpus/commands.jsonl")
 	if err != nil {
 		return benchCalls(b)

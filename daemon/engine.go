@@ -43,16 +43,24 @@ type EngineConfig struct {
 	Sandbox bool
 }
 
+// analysisCacheSize is half the shell texts an engine keeps analyses of:
+// a day's distinct commands in a few projects fit, at about 1-2 KB each.
+const analysisCacheSize = 512
+
 // Engine is the one decision pipeline that serve, the hook shim's
 // in-process fallback and check all call: catalog → evidence → narrowing
-// → profile. It is immutable and safe for concurrent use; a reload builds
-// a new one.
+// → profile. It is immutable but for a cache of shell parses, and safe
+// for concurrent use; a reload builds a new one.
 type Engine struct {
 	cfg       EngineConfig
 	catalog   *rules.Catalog
 	profile   *rules.Profile
 	knowledge *parse.Knowledge
-	disk      proofs.Disk
+	// analyses caches shell analyses: the same commands come again and
+	// again. Only the parse is cached; the proofs look at the disk anew
+	// for every call.
+	analyses *parse.Cache
+	disk     proofs.Disk
 	// paths holds the sensitive list and disk, built once; roots are the
 	// configured and profile workspaces added after each call's own.
 	paths proofs.Paths
@@ -94,6 +102,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("command knowledge: %w", err)
 	}
+	e.analyses = parse.NewCache(e.knowledge, analysisCacheSize)
 	if !cfg.NoDisk {
 		e.disk = proofs.OSDisk{}
 	}
@@ -270,7 +279,7 @@ func (e *Engine) evidence(spec rules.InputSpec, call rules.Call, mcp, targets bo
 		if !ok {
 			return []rules.Evidence{{Kind: "missing-argument", Strength: rules.Proven, Subject: spec.Field, Detail: "the command argument is missing or not a string", Effect: "none"}}, nil, false
 		}
-		a := parse.Analyze(cmd, e.knowledge)
+		a := e.analyses.Analyze(cmd)
 		if targets {
 			ts, complete = proofs.WriteTargets(a, cwd, ps)
 		}
