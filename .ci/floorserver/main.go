@@ -5,9 +5,12 @@
 // at all with the load generator on the same cores, so the daemon's figure
 // can be read against it. With -fsync FILE it also appends each request's
 // line to FILE and fsyncs before answering, sharing one fsync among the
-// requests that arrive meanwhile, as narrowd's audit does.
+// requests that arrive meanwhile, as narrowd's audit does. With -line N
+// each appended line is N bytes long, the request padded or cut: on a
+// virtual disk every byte fsynced costs the writer CPU, so the floor for
+// narrowd is the one with lines as long as its audit records.
 //
-//	go run ./.ci/floorserver -addr 127.0.0.1:PORT [-fsync FILE]
+//	go run ./.ci/floorserver -addr 127.0.0.1:PORT [-fsync FILE [-line BYTES]]
 package main
 
 import (
@@ -28,6 +31,7 @@ const reply = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "loopback address to listen on")
 	fsyncPath := flag.String("fsync", "", "append and fsync each request to this file before answering")
+	lineSize := flag.Int("line", 0, "with -fsync, append lines of this many bytes (0: the request as it came)")
 	flag.Parse()
 	var j *journal
 	if *fsyncPath != "" {
@@ -36,6 +40,7 @@ func main() {
 			log.Fatal(err)
 		}
 		j = newJournal(f)
+		j.lineSize = *lineSize
 	}
 	l, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -96,10 +101,11 @@ func serve(c net.Conn, j *journal) {
 // journal is a minimal group commit: appends wait for the batch they
 // joined to be written and fsynced.
 type journal struct {
-	f    *os.File
-	mu   sync.Mutex
-	cur  *batch
-	busy bool
+	f        *os.File
+	lineSize int
+	mu       sync.Mutex
+	cur      *batch
+	busy     bool
 }
 
 type batch struct {
@@ -113,7 +119,20 @@ func newJournal(f *os.File) *journal { return &journal{f: f, cur: &batch{done: m
 func (j *journal) append(line []byte) error {
 	j.mu.Lock()
 	b := j.cur
-	b.buf = append(b.buf, line...)
+	if j.lineSize > 0 {
+		// The request on one line, cut or padded with spaces.
+		body := line[:len(line)-1]
+		for i := range j.lineSize - 1 {
+			c := byte(' ')
+			if i < len(body) && body[i] != '\n' {
+				c = body[i]
+			}
+			b.buf = append(b.buf, c)
+		}
+		b.buf = append(b.buf, '\n')
+	} else {
+		b.buf = append(b.buf, line...)
+	}
 	lead := !j.busy
 	if lead {
 		j.busy = true
