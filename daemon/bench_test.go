@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -98,6 +99,23 @@ func BenchmarkHandle(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		d.Handle("claude", p, "bench", agent.Options{})
+	}
+}
+
+// BenchmarkHandleShell is the load generator's pair of calls, handled
+// inside the daemon: a read in the workspace and a delete of a home path,
+// with decode, judging, the reply and the durable audit append.
+func BenchmarkHandleShell(b *testing.B) {
+	d := startDaemon(b, nil)
+	ws := b.TempDir()
+	var payloads [][]byte
+	for _, cmd := range []string{"ls -la src", "rm -rf ~/x"} {
+		p := claudePayload("PreToolUse", "b7", "Bash", map[string]any{"command": cmd})
+		payloads = append(payloads, []byte(strings.Replace(string(p), `"cwd":"/tmp"`, `"cwd":"`+ws+`"`, 1)))
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		d.Handle("claude", payloads[i%2], "bench", agent.Options{})
 	}
 }
 
