@@ -60,3 +60,33 @@ func TestHookAnswersEarly(t *testing.T) {
 		t.Errorf("daemon down: main never ran (no engine init in the trace)")
 	}
 }
+
+// engineInit matches the inits a sandbox stage must not wait for: the
+// engine, the metrics and main.
+var engineInit = regexp.MustCompile(`(?m)^init (cel\.dev/cel-go/(?:cel|parser|checker|interpreter) |github\.com/prometheus/client_golang/|github\.com/modelcontextprotocol/go-sdk/mcp |net/http |main )`)
+
+// TestStageStartsEarly: narrowd exec starts narrowd twice on the way into
+// its sandbox, and each stage runs from quickstage's init, before the
+// engine's packages start. An unknown stage fails there, with nothing
+// run.
+func TestStageStartsEarly(t *testing.T) {
+	bin := narrowdBinary(t)
+	cmd := exec.Command(bin, "exec", "--stage", "bogus")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 125 {
+		t.Fatalf("unknown stage: %v, want exit 125", err)
+	}
+	if !strings.Contains(stderr.String(), `narrowd exec: sandbox: unknown sandbox stage "bogus"; nothing ran`) {
+		t.Errorf("stderr %q", stderr.String())
+	}
+	if m := engineInit.FindAllString(stderr.String(), -1); len(m) > 0 {
+		t.Errorf("the stage initialised %q first", m)
+	}
+	if !strings.Contains(stderr.String(), "init ") {
+		t.Errorf("no init trace: %q", stderr.String())
+	}
+}

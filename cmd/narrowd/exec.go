@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/narrowd/narrowd/daemon"
+	"github.com/narrowd/narrowd/cmd/internal/quickstage"
 	"github.com/narrowd/narrowd/sandbox"
 )
 
@@ -36,18 +37,17 @@ servers with it, and their configs pass tokens on purpose.
 Exit status: the command's, or 125 when the sandbox could not be built or
 checked (nothing ran).`
 
-// execFailed is the exit code when nothing ran (as env(1) and
-// timeout(1) use 125 for their own failures).
-const execFailed = 125
+// execFailed is the exit code when nothing ran.
+const execFailed = quickstage.Failed
 
 // runExec is narrowd exec: the sandbox wrapper, and the sandbox stages it
 // re-executes narrowd as.
 func runExec(ctx context.Context, e env, args []string) error {
 	// The stages run inside the sandbox; nothing else is parsed for them.
+	// quickstage's init runs them before the rest of narrowd starts; this
+	// is for arguments that reach main all the same.
 	if len(args) == 2 && args[0] == "--stage" {
-		err := sandbox.RunStage(args[1])
-		fmt.Fprintf(e.stderr, "narrowd exec: sandbox: %v; nothing ran\n", err)
-		return exitError{execFailed}
+		return exitError{quickstage.Run(args[1], e.stderr)}
 	}
 	fs := newFlags(e, "exec", execUsage)
 	ticket := fs.String("ticket", "", "the ticket the daemon issued for the command")
