@@ -78,6 +78,12 @@ type tickets struct {
 	// up in it, and a scan of up to maxTickets per call made the daemon's
 	// every decision slower the more sandbox calls were waiting.
 	byRewrite map[string]*ticket
+	// byToolUse indexes live by the call that issued them (agent,
+	// session, tool use id), for post-tool events; order is live in the
+	// order issued, which with one ttl is the order they expire in. Both
+	// spare a scan of up to maxTickets per call.
+	byToolUse map[string][]*ticket
+	order     []*ticket
 	claims    map[string]*claim
 	latched   map[string]string // agent\x00session → why rewrites stopped
 }
@@ -98,7 +104,8 @@ func newTickets(cfg Config) *tickets {
 	}
 	return &tickets{
 		ttl: cfg.TicketTTL, exe: exe, socket: cfg.SocketPath, now: cfg.now,
-		live: map[string]*ticket{}, byRewrite: map[string]*ticket{}, claims: map[string]*claim{}, latched: map[string]string{},
+		live: map[string]*ticket{}, byRewrite: map[string]*ticket{}, byToolUse: map[string][]*ticket{},
+		claims: map[string]*claim{}, latched: map[string]string{},
 	}
 }
 
@@ -132,6 +139,11 @@ func (e *Engine) shellCall(call rules.Call) (command, cwd string, ceiling rules.
 // latchKey names a session for the latch.
 func latchKey(agent, session string) string { return agent + "\x00" + session }
 
+// toolUseKey names the call a ticket was issued for.
+func toolUseKey(agent, session, toolUse string) string {
+	return agent + "\x00" + session + "\x00" + toolUse
+}
+
 // issue stores a ticket for a call the profile sent to the sandbox and
 // returns it; the caller encodes t.rewrite into the agent's answer.
 func (ts *tickets) issue(e *Engine, call rules.Call) (*ticket, error) {
@@ -152,11 +164,7 @@ func (ts *tickets) issue(e *Engine, call rules.Call) (*ticket, error) {
 		return nil, errors.New(why)
 	}
 	now := ts.now()
-	for _, t := range ts.live {
-		if now.After(t.expires) {
-			ts.drop(t)
-		}
-	}
+	ts.expire(now)
 	if len(ts.live) >= maxTickets {
 		return nil, errors.New("too many sandbox tickets are waiting")
 	}
@@ -168,13 +176,55 @@ func (ts *tickets) issue(e *Engine, call rules.Call) (*ticket, error) {
 	t.rewrite = shellQuote(ts.exe) + " exec --socket " + shellQuote(ts.socket) + " --ticket " + t.id
 	ts.live[t.id] = t
 	ts.byRewrite[t.rewrite] = t
+	if t.toolUse != "" {
+		k := toolUseKey(t.agent, t.session, t.toolUse)
+		ts.byToolUse[k] = append(ts.byToolUse[k], t)
+	}
+	ts.order = append(ts.order, t)
 	return t, nil
+}
+
+// expire drops the tickets that expired by now, oldest first; ts.mu must
+// be held.
+func (ts *tickets) expire(now time.Time) {
+	for len(ts.order) > 0 {
+		t := ts.order[0]
+		if ts.live[t.id] == t {
+			if !now.After(t.expires) {
+				break
+			}
+			ts.drop(t)
+		}
+		ts.order[0] = nil
+		ts.order = ts.order[1:]
+	}
+	// Tickets taken before they expired stay in order until they reach
+	// its front: keep it from outgrowing the live set.
+	if len(ts.order) > 2*len(ts.live)+64 {
+		kept := make([]*ticket, 0, 2*len(ts.live)+64)
+		for _, t := range ts.order {
+			if ts.live[t.id] == t {
+				kept = append(kept, t)
+			}
+		}
+		ts.order = kept
+	}
 }
 
 // drop removes t from the live tickets; ts.mu must be held.
 func (ts *tickets) drop(t *ticket) {
 	delete(ts.live, t.id)
 	delete(ts.byRewrite, t.rewrite)
+	if t.toolUse == "" {
+		return
+	}
+	k := toolUseKey(t.agent, t.session, t.toolUse)
+	same := slices.DeleteFunc(ts.byToolUse[k], func(o *ticket) bool { return o == t })
+	if len(same) == 0 {
+		delete(ts.byToolUse, k)
+	} else {
+		ts.byToolUse[k] = same
+	}
 }
 
 // setCallID links a ticket to the audit id of the call that issued it.
@@ -246,15 +296,17 @@ func (ts *tickets) postTool(call rules.Call) (latched bool) {
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	for _, t := range ts.live {
-		if t.agent == call.Agent && t.session == call.Session && t.toolUse == call.ID {
-			ts.drop(t)
-			ts.latched[latchKey(call.Agent, call.Session)] =
-				"the agent ran an earlier sandboxed call without redeeming its ticket, so narrowd no longer rewrites calls in this session"
-			return true
-		}
+	waiting := ts.byToolUse[toolUseKey(call.Agent, call.Session, call.ID)]
+	if len(waiting) == 0 {
+		return false
 	}
-	return false
+	// The call ran: none of its tickets may run it again.
+	for _, t := range slices.Clone(waiting) {
+		ts.drop(t)
+	}
+	ts.latched[latchKey(call.Agent, call.Session)] =
+		"the agent ran an earlier sandboxed call without redeeming its ticket, so narrowd no longer rewrites calls in this session"
+	return true
 }
 
 // take claims a ticket for the wrapper pid (whose pidfd the caller

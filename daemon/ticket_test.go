@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -478,13 +479,80 @@ func TestTicketRedeemsAmongMany(t *testing.T) {
 		t.Error("an expired ticket redeems")
 	}
 	ts.mu.Lock()
+	ts.now = time.Now
+	checkTicketIndex(t, ts, 299)
+	ts.mu.Unlock()
+
+	// A post-tool event finds the tickets of its own call among the
+	// others, and only those.
+	post := func(session, toolUse string) bool {
+		return ts.postTool(rules.Call{Agent: "claude", Event: "PostToolUse", Phase: rules.PostTool, Session: session, ID: toolUse, Tool: "Bash"})
+	}
+	if post("s1", "toolu_nothing") || post("s2", "toolu_9") {
+		t.Error("a post-tool event of another call or session latched")
+	}
+	if !post("s1", "toolu_9") || post("s1", "toolu_9") {
+		t.Error("the post-tool event of a call with a live ticket did not latch it once")
+	}
+	if redeems(rewrites[9], "claude") || !redeems(rewrites[10], "claude") {
+		t.Error("the ran call's ticket still redeems, or another went with it")
+	}
+	ts.mu.Lock()
+	checkTicketIndex(t, ts, 298)
+	ts.mu.Unlock()
+
+	// Tickets taken long before they expire do not pile up in the
+	// expiry order.
+	for _, rw := range rewrites[20:270] {
+		if _, _, err := ts.take(rw[strings.LastIndex(rw, " ")+1:], os.Getpid(), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Server.Handle(agent.Claude, claudeAt(ws, "s4", "toolu_more", "make"), "socket", agent.Options{})
+	ts.mu.Lock()
+	checkTicketIndex(t, ts, 49)
+	if len(ts.order) > 2*len(ts.live)+64 {
+		t.Errorf("%d tickets in the expiry order for %d live", len(ts.order), len(ts.live))
+	}
+	ts.mu.Unlock()
+
+	// Expired tickets go when the next one is issued, oldest first.
+	ts.mu.Lock()
+	ts.now = func() time.Time { return time.Now().Add(time.Hour) }
+	ts.mu.Unlock()
+	d.Server.Handle(agent.Claude, claudeAt(ws, "s3", "toolu_late", "make"), "socket", agent.Options{})
+	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	if len(ts.byRewrite) != len(ts.live) || len(ts.live) != 299 {
-		t.Errorf("%d live tickets, %d indexed; want 299 of each", len(ts.live), len(ts.byRewrite))
+	checkTicketIndex(t, ts, 1)
+}
+
+// checkTicketIndex holds the store's indexes to its live tickets, of
+// which there must be n; ts.mu is held.
+func checkTicketIndex(t *testing.T, ts *tickets, n int) {
+	t.Helper()
+	if len(ts.live) != n || len(ts.byRewrite) != n {
+		t.Errorf("%d live tickets, %d indexed by rewrite; want %d of each", len(ts.live), len(ts.byRewrite), n)
+	}
+	byToolUse := 0
+	for _, same := range ts.byToolUse {
+		byToolUse += len(same)
+	}
+	if byToolUse != n {
+		t.Errorf("%d tickets indexed by tool use, want %d", byToolUse, n)
+	}
+	inOrder := map[*ticket]bool{}
+	for _, tk := range ts.order {
+		inOrder[tk] = true
 	}
 	for _, tk := range ts.live {
 		if ts.byRewrite[tk.rewrite] != tk {
 			t.Errorf("ticket %s is not indexed by its rewrite", tk.id)
+		}
+		if !slices.Contains(ts.byToolUse[toolUseKey(tk.agent, tk.session, tk.toolUse)], tk) {
+			t.Errorf("ticket %s is not indexed by its tool use", tk.id)
+		}
+		if !inOrder[tk] {
+			t.Errorf("ticket %s is not in the expiry order", tk.id)
 		}
 	}
 }
