@@ -9,43 +9,31 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/narrowd/narrowd/daemon/hookclient"
 	"github.com/narrowd/narrowd/sandbox"
 )
 
-// The ticket protocol on the Unix socket (`narrowd exec --ticket T`).
+// The ticket protocol on the Unix socket (`narrowd exec --ticket T`),
+// defined in hookclient, which narrowd exec uses before the rest of
+// narrowd starts.
 const (
 	// ExecClaimPath takes a ticket for the calling wrapper.
-	ExecClaimPath = "/v1/exec/claim"
+	ExecClaimPath = hookclient.ExecClaimPath
 	// ExecVerifyPath asks the daemon to check the wrapper's sandbox from
 	// outside; on success the reply carries the command text.
-	ExecVerifyPath = "/v1/exec/verify"
+	ExecVerifyPath = hookclient.ExecVerifyPath
 )
 
 // ExecClaim is the daemon's answer to a claimed ticket: what the wrapper
 // needs to build the sandbox, never the command itself.
-type ExecClaim struct {
-	Claim    string   `json:"claim"`
-	Cwd      string   `json:"cwd"`
-	Writable []string `json:"writable"`
-}
+type ExecClaim = hookclient.ExecClaim
 
-type claimRequest struct {
-	Ticket string `json:"ticket"`
-}
-
-type verifyRequest struct {
-	Claim       string `json:"claim"`
-	Pid         int    `json:"pid"`
-	LandlockABI int    `json:"landlock_abi"`
-}
-
-type verifyReply struct {
-	Command string `json:"command"`
-}
-
-type execRefusal struct {
-	Error string `json:"error"`
-}
+type (
+	claimRequest  = hookclient.ClaimRequest
+	verifyRequest = hookclient.VerifyRequest
+	verifyReply   = hookclient.VerifyReply
+	execRefusal   = hookclient.ExecRefusal
+)
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")

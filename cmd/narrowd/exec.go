@@ -4,13 +4,8 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
-	"syscall"
-	"time"
 
-	"github.com/narrowd/narrowd/daemon"
 	"github.com/narrowd/narrowd/cmd/internal/quickstage"
-	"github.com/narrowd/narrowd/sandbox"
 )
 
 const execUsage = `exec --ticket T [--socket PATH] [--config FILE]
@@ -41,7 +36,10 @@ checked (nothing ran).`
 const execFailed = quickstage.Failed
 
 // runExec is narrowd exec: the sandbox wrapper, and the sandbox stages it
-// re-executes narrowd as.
+// re-executes narrowd as. quickstage's init runs all of it for the
+// arguments it takes exactly as this does; the rest arrives here: help,
+// bad flags, --config, a config file that may name the socket in a form
+// only the TOML decoder reads.
 func runExec(ctx context.Context, e env, args []string) error {
 	// The stages run inside the sandbox; nothing else is parsed for them.
 	// quickstage's init runs them before the rest of narrowd starts; this
@@ -66,8 +64,7 @@ func runExec(ctx context.Context, e env, args []string) error {
 		return exitError{execFailed}
 	}
 	fail := func(err error) error {
-		fmt.Fprintf(e.stderr, "narrowd exec: %v; nothing ran\n", err)
-		return exitError{execFailed}
+		return exitError{quickstage.Fail(e.stderr, err)}
 	}
 	switch {
 	case *confine && *ticket != "":
@@ -76,11 +73,7 @@ func runExec(ctx context.Context, e env, args []string) error {
 		if fs.NArg() == 0 {
 			return fail(errors.New("--confine needs a program: narrowd exec --confine [--write DIR]... -- PROG [ARGS...]"))
 		}
-		sb, err := sandbox.Start("", sandbox.Spec{Writable: writable, Args: fs.Args()})
-		if err != nil {
-			return fail(err)
-		}
-		return waitSandbox(ctx, sb)
+		return exitCode(quickstage.Confine(ctx, writable, fs.Args(), e.stderr))
 	case *ticket != "":
 		if fs.NArg() != 0 || len(writable) != 0 {
 			return fail(errors.New("--ticket takes no program and no --write: the ticket names the command"))
@@ -90,40 +83,18 @@ func runExec(ctx context.Context, e env, args []string) error {
 	return fail(errors.New("narrowd exec needs --ticket T or --confine"))
 }
 
-// waitSandbox waits for the sandboxed program, forwarding an interrupt
-// or termination, and exits with its status.
-func waitSandbox(ctx context.Context, sb *sandbox.Sandbox) error {
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-done:
-			return
-		}
-		// The command is its PID namespace's init, which ignores a
-		// SIGTERM it has no handler for: give it a moment, then kill the
-		// whole namespace.
-		sb.Signal(syscall.SIGTERM)
-		select {
-		case <-time.After(2 * time.Second):
-			sb.Signal(syscall.SIGKILL)
-		case <-done:
-		}
-	}()
-	code, err := sb.Wait()
-	close(done)
-	if err != nil && code == 0 {
-		code = 1
-	}
+// exitCode is the command's exit status as runExec returns it.
+func exitCode(code int) error {
 	if code != 0 {
 		return exitError{code}
 	}
 	return nil
 }
 
-// redeemTicket is narrowd exec --ticket: claim the ticket, build the
-// sandbox held, let the daemon check it from outside, and only then run
-// the command text the daemon releases.
+// redeemTicket is narrowd exec --ticket with the socket the config file
+// names: [quickstage.Redeem] claims the ticket, builds the sandbox held,
+// lets the daemon check it from outside, and only then runs the command
+// text the daemon releases.
 func redeemTicket(ctx context.Context, e env, ticket, socket, configPath string, fail func(error) error) error {
 	sock := socket
 	if sock == "" {
@@ -134,25 +105,5 @@ func redeemTicket(ctx context.Context, e env, ticket, socket, configPath string,
 		c.defaults(e)
 		sock = c.Socket
 	}
-	client := daemon.Client{Socket: sock, Timeout: 10 * time.Second}
-	cl, err := client.ClaimTicket(ctx, ticket)
-	if err != nil {
-		return fail(fmt.Errorf("the daemon refused the ticket: %w", err))
-	}
-	// The repository's code runs without being asked: no secret variables.
-	sb, err := sandbox.Start("", sandbox.Spec{Writable: cl.Writable, Dir: cl.Cwd, DropSecretEnv: true})
-	if err != nil {
-		return fail(err)
-	}
-	r := sb.Ready()
-	command, err := client.VerifySandbox(ctx, cl.Claim, r.Pid, r.LandlockABI)
-	if err != nil {
-		sb.Abort()
-		return fail(fmt.Errorf("the daemon's check of the sandbox failed: %w", err))
-	}
-	if err := sb.Release(command); err != nil {
-		sb.Abort()
-		return fail(err)
-	}
-	return waitSandbox(ctx, sb)
+	return exitCode(quickstage.Redeem(ctx, sock, ticket, e.stderr))
 }

@@ -1,16 +1,20 @@
-// Package hookclient is the shim's side of narrowd's Unix socket protocol:
-// one hook payload out, one reply back. It is light on purpose, so that
-// `narrowd hook` can ask the daemon before the rest of narrowd (CEL,
-// protobuf, Prometheus) has started; see cmd/internal/quickhook.
+// Package hookclient is the client's side of narrowd's Unix socket
+// protocol for the commands that must not wait for the rest of narrowd:
+// the shim's hook call (one hook payload out, one reply back; see
+// cmd/internal/quickhook) and the ticket's claim and sandbox check of
+// `narrowd exec --ticket` ([Post]; see cmd/internal/quickstage). It is
+// light on purpose, so that both can ask the daemon before the rest of
+// narrowd (CEL, protobuf, Prometheus) has started.
 // Go initialises a package once its imports are, choosing among the ready
 // ones in import-path order, so each import here decides how much of
 // narrowd runs first: this package uses only os, syscall, bytes, strconv,
-// errors, io and time, not net, strings, fmt or encoding/json, which
-// would wait behind protobuf and the crypto packages.
+// errors, io, context and time, not net, strings, fmt or encoding/json,
+// which would wait behind protobuf and the crypto packages.
 package hookclient
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -278,4 +282,186 @@ func samePeer(conn *os.File, path string) error {
 		return errors.New("the daemon on " + path + " runs as uid " + strconv.Itoa(int(cred.Uid)) + ", not " + strconv.Itoa(os.Getuid()))
 	}
 	return nil
+}
+
+// The ticket protocol (`narrowd exec --ticket T`), shared with the
+// daemon's handlers. Its bodies are small JSON objects; the caller
+// encodes and decodes them (encoding/json is not for this package).
+const (
+	// ExecClaimPath takes a ticket for the calling wrapper.
+	ExecClaimPath = "/v1/exec/claim"
+	// ExecVerifyPath asks the daemon to check the wrapper's sandbox from
+	// outside; on success the reply carries the command text.
+	ExecVerifyPath = "/v1/exec/verify"
+)
+
+// ExecClaim is the daemon's answer to a claimed ticket: what the wrapper
+// needs to build the sandbox, never the command itself.
+type ExecClaim struct {
+	Claim    string   `json:"claim"`
+	Cwd      string   `json:"cwd"`
+	Writable []string `json:"writable"`
+}
+
+// ClaimRequest is the body of a claim.
+type ClaimRequest struct {
+	Ticket string `json:"ticket"`
+}
+
+// VerifyRequest is the body of a sandbox check: the held sandbox's pid
+// and the Landlock ABI it got.
+type VerifyRequest struct {
+	Claim       string `json:"claim"`
+	Pid         int    `json:"pid"`
+	LandlockABI int    `json:"landlock_abi"`
+}
+
+// VerifyReply is a passed check's answer: the command to release.
+type VerifyReply struct {
+	Command string `json:"command"`
+}
+
+// ExecRefusal is the body of a refused claim or check.
+type ExecRefusal struct {
+	Error string `json:"error"`
+}
+
+// maxPostResponse bounds a ticket answer (the daemon's client reads as
+// much).
+const maxPostResponse = 2 << 20
+
+// Response is a daemon's answer to [Post].
+type Response struct {
+	// Status is the status line after the protocol: "200 OK".
+	Status string
+	// StatusCode is its number.
+	StatusCode int
+	Body       []byte
+}
+
+// Post sends body, a JSON object, to the daemon on socket at path and
+// returns its answer, whatever its status. It gives up at deadline, or
+// when ctx is done. Failures to reach the daemon or to read the whole
+// answer wrap [ErrUnreachable]; an answer that is not HTTP is an
+// [*UnusableError]. Both requests of a ticket must come from the process
+// that claimed it: the daemon checks the peer of each connection.
+func Post(ctx context.Context, socket string, deadline time.Time, path string, body []byte) (Response, error) {
+	if err := ctx.Err(); err != nil {
+		return Response{}, unreachable(err)
+	}
+	conn, err := dial(socket, deadline)
+	if err != nil {
+		return Response{}, unreachable(err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(deadline); err != nil {
+		return Response{}, unreachable(err)
+	}
+	// A done ctx ends the exchange at once: a past deadline wakes the
+	// blocked read or write.
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if err := samePeer(conn, socket); err != nil {
+		return Response{}, unreachable(err)
+	}
+	head := "POST " + path + " HTTP/1.1\r\nHost: narrowd\r\nContent-Type: application/json\r\nContent-Length: " +
+		strconv.Itoa(len(body)) + "\r\nConnection: close\r\n\r\n"
+	if _, err := conn.Write(append([]byte(head), body...)); err != nil {
+		return Response{}, unreachable(ctxErr(ctx, err))
+	}
+	resp, err := io.ReadAll(io.LimitReader(conn, maxPostResponse+64<<10+1))
+	if err != nil {
+		return Response{}, unreachable(ctxErr(ctx, err))
+	}
+	return DecodeResponse(resp)
+}
+
+// ctxErr is ctx's error once it is done, else err.
+func ctxErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// DecodeResponse reads one whole HTTP/1.1 response of a connection the
+// daemon closed after it: a body of Content-Length bytes, or chunked, as
+// the daemon sends one that does not fit its buffer. A response cut
+// short is unreachable; anything else that is not HTTP is unusable.
+func DecodeResponse(resp []byte) (Response, error) {
+	head, body, ok := bytes.Cut(resp, []byte("\r\n\r\n"))
+	if !ok {
+		return Response{}, unreachable(io.ErrUnexpectedEOF)
+	}
+	lines := bytes.Split(head, []byte("\r\n"))
+	proto, status, _ := bytes.Cut(lines[0], []byte(" "))
+	code, err := count(status[:min(3, len(status))])
+	if !bytes.HasPrefix(proto, []byte("HTTP/1.")) || len(status) < 3 || err != nil || len(status) > 3 && status[3] != ' ' {
+		return Response{}, &UnusableError{"status " + strconv.Quote(string(lines[0]))}
+	}
+	length, chunked := -1, false
+	for _, line := range lines[1:] {
+		k, v, _ := bytes.Cut(line, []byte(":"))
+		k, v = bytes.TrimSpace(k), bytes.TrimSpace(v)
+		switch {
+		case bytes.EqualFold(k, []byte("Content-Length")):
+			if length, err = count(v); err != nil {
+				return Response{}, &UnusableError{"a bad Content-Length"}
+			}
+		case bytes.EqualFold(k, []byte("Transfer-Encoding")):
+			if !bytes.EqualFold(v, []byte("chunked")) {
+				return Response{}, &UnusableError{"a " + strconv.Quote(string(v)) + " body"}
+			}
+			chunked = true
+		}
+	}
+	r := Response{Status: string(status), StatusCode: code}
+	switch {
+	case chunked:
+		r.Body, err = dechunk(body)
+		return r, err
+	case length < 0:
+		return Response{}, &UnusableError{"without a Content-Length"}
+	case len(body) < length:
+		return Response{}, unreachable(io.ErrUnexpectedEOF)
+	case len(body) > length:
+		return Response{}, &UnusableError{"more than its Content-Length"}
+	}
+	r.Body = body
+	return r, nil
+}
+
+// dechunk decodes a chunked body (RFC 9112 §7.1): hexadecimal sizes,
+// extensions and trailers ignored.
+func dechunk(b []byte) ([]byte, error) {
+	var out []byte
+	for {
+		line, rest, ok := bytes.Cut(b, []byte("\r\n"))
+		if !ok {
+			return nil, unreachable(io.ErrUnexpectedEOF)
+		}
+		size, _, _ := bytes.Cut(line, []byte(";"))
+		n, err := strconv.ParseUint(string(bytes.TrimSpace(size)), 16, 31)
+		if err != nil {
+			return nil, &UnusableError{"a bad chunk size"}
+		}
+		if n == 0 {
+			// Trailers, if any, then the blank line.
+			if !bytes.HasSuffix(rest, []byte("\r\n")) {
+				return nil, unreachable(io.ErrUnexpectedEOF)
+			}
+			return out, nil
+		}
+		if uint64(len(rest)) < n+2 {
+			return nil, unreachable(io.ErrUnexpectedEOF)
+		}
+		if rest[n] != '\r' || rest[n+1] != '\n' {
+			return nil, &UnusableError{"a chunk longer than its size"}
+		}
+		if len(out)+int(n) > maxPostResponse {
+			return nil, &UnusableError{"more than " + strconv.Itoa(maxPostResponse) + " bytes"}
+		}
+		out = append(out, rest[:n]...)
+		b = rest[n+2:]
+	}
 }

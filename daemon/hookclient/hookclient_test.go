@@ -1,11 +1,14 @@
 package hookclient
 
 import (
+	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -193,5 +196,130 @@ func TestAskUnreachable(t *testing.T) {
 		if !errors.Is(err, ErrUnreachable) {
 			t.Errorf("%s: Ask error %v, want ErrUnreachable", filepath.Base(sock), err)
 		}
+	}
+}
+
+// TestPost answers from a real net/http server, as the daemon's ticket
+// handlers do: a small body gets a Content-Length, a long one or one
+// flushed early comes chunked, and either way Post returns the status
+// and the whole body.
+func TestPost(t *testing.T) {
+	long := strings.Repeat("x", 10000)
+	type seen struct{ method, path, ctype, body string }
+	got := make(chan seen, 1)
+	sock := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- seen{r.Method, r.URL.Path, r.Header.Get("Content-Type"), string(b)}
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/small":
+			w.Write([]byte(`{"ok":1}`))
+		case "/long":
+			w.WriteHeader(http.StatusForbidden)
+			w.Write([]byte(long))
+		case "/flushed":
+			w.Write([]byte("a"))
+			w.(http.Flusher).Flush()
+			w.Write([]byte("bc"))
+		}
+	})
+	for _, tc := range []struct {
+		path, status string
+		body         string
+	}{
+		{"/small", "200 OK", `{"ok":1}`},
+		{"/long", "403 Forbidden", long},
+		{"/flushed", "200 OK", "abc"},
+	} {
+		r, err := Post(context.Background(), sock, time.Now().Add(5*time.Second), tc.path, []byte(`{"ticket":"t"}`))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.path, err)
+		}
+		if r.Status != tc.status || strconv.Itoa(r.StatusCode) != tc.status[:3] || string(r.Body) != tc.body {
+			t.Errorf("%s: Post = %q %d, %d body bytes; want %q, %d", tc.path, r.Status, r.StatusCode, len(r.Body), tc.status, len(tc.body))
+		}
+		if s := <-got; s != (seen{"POST", tc.path, "application/json", `{"ticket":"t"}`}) {
+			t.Errorf("%s: the server saw %+v", tc.path, s)
+		}
+	}
+}
+
+// TestPostUnreachable: no daemon, one that hangs up, one that never
+// answers (until the deadline, or until the context is cancelled).
+func TestPostUnreachable(t *testing.T) {
+	dir := t.TempDir()
+	hangup := filepath.Join(dir, "hangup.sock")
+	hl, err := net.Listen("unix", hangup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hl.Close()
+	go func() {
+		for {
+			c, err := hl.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	frozen := filepath.Join(dir, "frozen.sock")
+	fl, err := net.Listen("unix", frozen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Close()
+	for _, sock := range []string{filepath.Join(dir, "absent.sock"), hangup, frozen} {
+		_, err := Post(context.Background(), sock, time.Now().Add(300*time.Millisecond), "/x", []byte("{}"))
+		if !errors.Is(err, ErrUnreachable) {
+			t.Errorf("%s: Post error %v, want ErrUnreachable", filepath.Base(sock), err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err = Post(ctx, frozen, time.Now().Add(time.Hour), "/x", []byte("{}"))
+	if !errors.Is(err, ErrUnreachable) || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: Post error %v, want ErrUnreachable and context.Canceled", err)
+	}
+}
+
+func TestDecodeResponse(t *testing.T) {
+	for _, tc := range []struct {
+		name, resp string
+		body       string
+		unusable   bool
+		cut        bool
+	}{
+		{name: "length", resp: raw("403 Forbidden", "Content-Length: 3\r\n", "abc"), body: "abc"},
+		{name: "chunked", resp: raw("200 OK", "Transfer-Encoding: chunked\r\n", "2;x=y\r\nab\r\nA\r\n0123456789\r\n0\r\nTrailer: 1\r\n\r\n"), body: "ab0123456789"},
+		{name: "no status text", resp: raw("500", "Content-Length: 0\r\n", ""), body: ""},
+		{name: "not http", resp: "SSH-2.0-OpenSSH\r\n\r\n", unusable: true},
+		{name: "bad code", resp: raw("2000 OK", "Content-Length: 0\r\n", ""), unusable: true},
+		{name: "no length", resp: raw("200 OK", "", "x"), unusable: true},
+		{name: "gzip", resp: raw("200 OK", "Transfer-Encoding: gzip\r\n", "x"), unusable: true},
+		{name: "bad chunk size", resp: raw("200 OK", "Transfer-Encoding: chunked\r\n", "zz\r\nab\r\n0\r\n\r\n"), unusable: true},
+		{name: "chunk longer than its size", resp: raw("200 OK", "Transfer-Encoding: chunked\r\n", "1\r\nab\r\n0\r\n\r\n"), unusable: true},
+		{name: "trailing bytes", resp: raw("200 OK", "Content-Length: 0\r\n", "x"), unusable: true},
+		{name: "cut in the chunks", resp: raw("200 OK", "Transfer-Encoding: chunked\r\n", "5\r\nab"), cut: true},
+		{name: "no last chunk", resp: raw("200 OK", "Transfer-Encoding: chunked\r\n", "2\r\nab\r\n"), cut: true},
+		{name: "cut in the body", resp: raw("200 OK", "Content-Length: 5\r\n", "ab"), cut: true},
+		{name: "nothing", resp: "", cut: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := DecodeResponse([]byte(tc.resp))
+			var unusable *UnusableError
+			switch {
+			case tc.unusable:
+				if !errors.As(err, &unusable) || errors.Is(err, ErrUnreachable) {
+					t.Fatalf("DecodeResponse = %+v, %v; want an UnusableError", r, err)
+				}
+			case tc.cut:
+				if !errors.Is(err, ErrUnreachable) {
+					t.Fatalf("DecodeResponse = %+v, %v; want ErrUnreachable", r, err)
+				}
+			case err != nil || string(r.Body) != tc.body:
+				t.Fatalf("DecodeResponse = %+v, %v; want body %q", r, err, tc.body)
+			}
+		})
 	}
 }

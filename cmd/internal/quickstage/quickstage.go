@@ -1,13 +1,18 @@
-// Package quickstage runs narrowd's sandbox stages before the rest of
-// narrowd starts. On the way into its sandbox, narrowd exec starts narrowd
-// twice more (the net stage, then the lock stage, which becomes the
-// program), and a Go program initialises every package it links before
-// main: in narrowd that is CEL, protobuf, Prometheus and the MCP SDK, tens
-// of milliseconds that every sandboxed `go test` or `make` would wait for
-// twice. Go initialises a package as soon as its imports are, choosing
-// among the ready ones in import-path order, so this package, which
-// imports only the sandbox and a little of the standard library, runs its
-// init before any of those.
+// Package quickstage runs `narrowd exec` and its sandbox stages before the
+// rest of narrowd starts. The daemon sends `go test`, `make` and the like
+// to the sandbox as `narrowd exec --ticket T`, which starts narrowd twice
+// more on the way in (the net stage, then the lock stage, which becomes
+// the program), and a Go program initialises every package it links
+// before main: in narrowd that is CEL, protobuf, Prometheus and the MCP
+// SDK, tens of milliseconds that every sandboxed command would wait for
+// three times. Go initialises a package as soon as its imports are,
+// choosing among the ready ones in import-path order, so this package,
+// which imports only the sandbox, the light socket client
+// [hookclient] and a little of the standard library, runs its init
+// before any of those: the stages, `narrowd exec --confine` and
+// `narrowd exec --ticket` run there and exit. Arguments it does not take
+// exactly as main would (see [ParseExec], [SocketPath]) it leaves to
+// main, having done nothing.
 package quickstage
 
 import (
@@ -27,6 +32,11 @@ func init() {
 	if len(os.Args) == 4 && slices.Equal(os.Args[1:3], sandbox.StageArgs("")[:2]) {
 		os.Exit(Run(os.Args[3], os.Stderr))
 	}
+	if len(os.Args) >= 2 && os.Args[1] == "exec" {
+		if code, done := Exec(os.Args[2:], os.Stderr, os.Getenv); done {
+			os.Exit(code)
+		}
+	}
 }
 
 // Run runs the named stage in this process. A stage ends by executing
@@ -34,6 +44,5 @@ func init() {
 // says so on stderr and returns the exit code.
 func Run(name string, stderr io.Writer) int {
 	err := sandbox.RunStage(name)
-	fmt.Fprintf(stderr, "narrowd exec: sandbox: %v; nothing ran\n", err)
-	return Failed
+	return Fail(stderr, fmt.Errorf("sandbox: %w", err))
 }

@@ -1,0 +1,269 @@
+package quickstage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/narrowd/narrowd/cmd/internal/quickhook"
+	"github.com/narrowd/narrowd/daemon/hookclient"
+	"github.com/narrowd/narrowd/sandbox"
+)
+
+// ExecArgs are the arguments of `narrowd exec` this package runs itself.
+type ExecArgs struct {
+	Ticket, Socket string
+	Confine        bool
+	Writable       []string
+	// Args are those left after the flags: the confined program.
+	Args []string
+}
+
+// ParseExec parses the arguments of `narrowd exec` as package flag does
+// for main: -name or --name, a string's value after = or as the next
+// argument, a bare boolean true, the flags ending at "--" or the first
+// argument that is not one. ok is false for everything main must see
+// for itself: --config (the socket may then come from a file only the
+// TOML decoder reads right), help, an unknown flag, a bad value or
+// syntax, --stage.
+func ParseExec(argv []string) (a ExecArgs, ok bool) {
+	for len(argv) > 0 {
+		s := argv[0]
+		if len(s) < 2 || s[0] != '-' {
+			break
+		}
+		if s == "--" {
+			argv = argv[1:]
+			break
+		}
+		name := s[1:]
+		if name[0] == '-' {
+			name = name[1:]
+		}
+		if name == "" || name[0] == '-' || name[0] == '=' {
+			return a, false
+		}
+		argv = argv[1:]
+		var value string
+		hasValue := false
+		// The '=' cannot be the first byte, as in package flag.
+		for i := 1; i < len(name); i++ {
+			if name[i] == '=' {
+				name, value, hasValue = name[:i], name[i+1:], true
+				break
+			}
+		}
+		switch name {
+		case "confine":
+			if !hasValue {
+				a.Confine = true
+				continue
+			}
+			b, err := strconv.ParseBool(value)
+			if err != nil {
+				return a, false
+			}
+			a.Confine = b
+			continue
+		case "ticket", "socket", "write":
+		default:
+			return a, false
+		}
+		if !hasValue {
+			if len(argv) == 0 {
+				return a, false
+			}
+			value, argv = argv[0], argv[1:]
+		}
+		switch name {
+		case "ticket":
+			a.Ticket = value
+		case "socket":
+			a.Socket = value
+		case "write":
+			a.Writable = append(a.Writable, value)
+		}
+	}
+	a.Args = argv
+	return a, true
+}
+
+// Exec is `narrowd exec` for the arguments [ParseExec] takes, where it
+// can tell the daemon's socket as main would: it runs the command and
+// returns its exit code, and done. Otherwise it has done nothing and
+// returns done false: main decides. Once it has claimed a ticket it never
+// returns done false.
+func Exec(argv []string, stderr io.Writer, getenv func(string) string) (code int, done bool) {
+	a, ok := ParseExec(argv)
+	if !ok {
+		return 0, false
+	}
+	sock := ""
+	if a.Ticket != "" && !a.Confine && len(a.Args) == 0 && len(a.Writable) == 0 {
+		if sock, ok = SocketPath(a.Socket, getenv); !ok {
+			return 0, false
+		}
+	}
+	// From here on as main does: an interrupt or termination is
+	// forwarded to the command.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := checkExec(a); err != nil {
+		return Fail(stderr, err), true
+	}
+	if a.Confine {
+		return Confine(ctx, a.Writable, a.Args, stderr), true
+	}
+	return Redeem(ctx, sock, a.Ticket, stderr), true
+}
+
+// checkExec refuses the combinations main refuses, with its words.
+func checkExec(a ExecArgs) error {
+	switch {
+	case a.Confine && a.Ticket != "":
+		return errors.New("use either --confine or --ticket")
+	case a.Confine && len(a.Args) == 0:
+		return errors.New("--confine needs a program: narrowd exec --confine [--write DIR]... -- PROG [ARGS...]")
+	case a.Confine:
+		return nil
+	case a.Ticket != "" && (len(a.Args) != 0 || len(a.Writable) != 0):
+		return errors.New("--ticket takes no program and no --write: the ticket names the command")
+	case a.Ticket != "":
+		return nil
+	}
+	return errors.New("narrowd exec needs --ticket T or --confine")
+}
+
+// SocketPath finds the daemon's socket as the early hook does: the flag,
+// else the default config file's plain socket line
+// ([quickhook.ConfigSocket]), else [quickhook.DefaultSocket]. ok is false
+// when the config file may name it in another form, or cannot be read:
+// main's TOML decoder reads it then, and reports.
+func SocketPath(flagValue string, getenv func(string) string) (string, bool) {
+	if flagValue != "" {
+		return flagValue, true
+	}
+	if file := quickhook.DefaultConfigPath(getenv); file != "" {
+		b, err := os.ReadFile(file)
+		switch {
+		case err == nil:
+			sock, found, ok := quickhook.ConfigSocket(b, getenv("HOME"))
+			if !ok {
+				return "", false
+			}
+			if found && sock != "" {
+				return sock, true
+			}
+		case errors.Is(err, os.ErrNotExist):
+		default:
+			return "", false
+		}
+	}
+	return quickhook.DefaultSocket(getenv), true
+}
+
+// Fail says on stderr that nothing ran, and why, and returns [Failed].
+func Fail(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "narrowd exec: %v; nothing ran\n", err)
+	return Failed
+}
+
+// Confine is narrowd exec --confine: it runs args with no network and
+// writes only beneath writable, and returns the exit code.
+func Confine(ctx context.Context, writable, args []string, stderr io.Writer) int {
+	sb, err := sandbox.Start("", sandbox.Spec{Writable: writable, Args: args})
+	if err != nil {
+		return Fail(stderr, err)
+	}
+	return Wait(ctx, sb)
+}
+
+// Wait waits for the sandboxed program, forwarding the end of ctx (an
+// interrupt or termination), and returns its exit status.
+func Wait(ctx context.Context, sb *sandbox.Sandbox) int {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-done:
+			return
+		}
+		// The command is its PID namespace's init, which ignores a
+		// SIGTERM it has no handler for: give it a moment, then kill the
+		// whole namespace.
+		sb.Signal(syscall.SIGTERM)
+		select {
+		case <-time.After(2 * time.Second):
+			sb.Signal(syscall.SIGKILL)
+		case <-done:
+		}
+	}()
+	code, err := sb.Wait()
+	close(done)
+	if err != nil && code == 0 {
+		code = 1
+	}
+	return code
+}
+
+// ticketTimeout bounds each of a ticket's two requests.
+const ticketTimeout = 10 * time.Second
+
+// Redeem is narrowd exec --ticket: claim the ticket from the daemon on
+// sock, build the sandbox held, let the daemon check it from outside, and
+// only then run the command text the daemon releases. It returns the
+// command's exit code, or [Failed] when nothing ran.
+func Redeem(ctx context.Context, sock, ticket string, stderr io.Writer) int {
+	var cl hookclient.ExecClaim
+	if err := post(ctx, sock, hookclient.ExecClaimPath, hookclient.ClaimRequest{Ticket: ticket}, &cl); err != nil {
+		return Fail(stderr, fmt.Errorf("the daemon refused the ticket: %w", err))
+	}
+	// The repository's code runs without being asked: no secret variables.
+	sb, err := sandbox.Start("", sandbox.Spec{Writable: cl.Writable, Dir: cl.Cwd, DropSecretEnv: true})
+	if err != nil {
+		return Fail(stderr, err)
+	}
+	r := sb.Ready()
+	var v hookclient.VerifyReply
+	err = post(ctx, sock, hookclient.ExecVerifyPath, hookclient.VerifyRequest{Claim: cl.Claim, Pid: r.Pid, LandlockABI: r.LandlockABI}, &v)
+	if err == nil && v.Command == "" {
+		err = errors.New("the daemon released no command")
+	}
+	if err != nil {
+		sb.Abort()
+		return Fail(stderr, fmt.Errorf("the daemon's check of the sandbox failed: %w", err))
+	}
+	if err := sb.Release(v.Command); err != nil {
+		sb.Abort()
+		return Fail(stderr, err)
+	}
+	return Wait(ctx, sb)
+}
+
+// post sends one JSON request on the socket and decodes the answer; a
+// refusal's reason becomes the error.
+func post(ctx context.Context, sock, path string, in, out any) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	resp, err := hookclient.Post(ctx, sock, time.Now().Add(ticketTimeout), path, body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != 200 {
+		var ref hookclient.ExecRefusal
+		if json.Unmarshal(resp.Body, &ref) == nil && ref.Error != "" {
+			return errors.New(ref.Error)
+		}
+		return fmt.Errorf("daemon answered %s", resp.Status)
+	}
+	return json.Unmarshal(resp.Body, out)
+}
