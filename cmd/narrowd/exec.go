@@ -47,14 +47,15 @@ func runExec(ctx context.Context, e env, args []string) error {
 	if len(args) == 2 && args[0] == "--stage" {
 		return exitError{quickstage.Run(args[1], e.stderr)}
 	}
+	// The flags quickstage.ParseExec takes as package flag does.
+	var a quickstage.ExecArgs
 	fs := newFlags(e, "exec", execUsage)
-	ticket := fs.String("ticket", "", "the ticket the daemon issued for the command")
-	socket := fs.String("socket", "", "the daemon's socket (default $XDG_RUNTIME_DIR/narrowd/narrowd.sock)")
+	fs.StringVar(&a.Ticket, "ticket", "", "the ticket the daemon issued for the command")
+	fs.StringVar(&a.Socket, "socket", "", "the daemon's socket (default $XDG_RUNTIME_DIR/narrowd/narrowd.sock)")
 	configPath := fs.String("config", "", "config file, read only to find the socket")
-	confine := fs.Bool("confine", false, "run PROG ARGS with no network and writes confined to the --write directories")
-	var writable []string
+	fs.BoolVar(&a.Confine, "confine", false, "run PROG ARGS with no network and writes confined to the --write directories")
 	fs.Func("write", "a directory the confined program may write beneath (repeatable)", func(v string) error {
-		writable = append(writable, v)
+		a.Writable = append(a.Writable, v)
 		return nil
 	})
 	if err := fs.Parse(args); err != nil {
@@ -63,24 +64,23 @@ func runExec(ctx context.Context, e env, args []string) error {
 		}
 		return exitError{execFailed}
 	}
-	fail := func(err error) error {
+	a.Args = fs.Args()
+	if err := quickstage.CheckExec(a); err != nil {
 		return exitError{quickstage.Fail(e.stderr, err)}
 	}
-	switch {
-	case *confine && *ticket != "":
-		return fail(errors.New("use either --confine or --ticket"))
-	case *confine:
-		if fs.NArg() == 0 {
-			return fail(errors.New("--confine needs a program: narrowd exec --confine [--write DIR]... -- PROG [ARGS...]"))
-		}
-		return exitCode(quickstage.Confine(ctx, writable, fs.Args(), e.stderr))
-	case *ticket != "":
-		if fs.NArg() != 0 || len(writable) != 0 {
-			return fail(errors.New("--ticket takes no program and no --write: the ticket names the command"))
-		}
-		return redeemTicket(ctx, e, *ticket, *socket, *configPath, fail)
+	if a.Confine {
+		return exitCode(quickstage.Confine(ctx, a.Writable, a.Args, e.stderr))
 	}
-	return fail(errors.New("narrowd exec needs --ticket T or --confine"))
+	sock := a.Socket
+	if sock == "" {
+		c, err := loadConfig(e, *configPath)
+		if err != nil {
+			return exitError{quickstage.Fail(e.stderr, err)}
+		}
+		c.defaults(e)
+		sock = c.Socket
+	}
+	return exitCode(quickstage.Redeem(ctx, sock, a.Ticket, e.stderr))
 }
 
 // exitCode is the command's exit status as runExec returns it.
@@ -89,21 +89,4 @@ func exitCode(code int) error {
 		return exitError{code}
 	}
 	return nil
-}
-
-// redeemTicket is narrowd exec --ticket with the socket the config file
-// names: [quickstage.Redeem] claims the ticket, builds the sandbox held,
-// lets the daemon check it from outside, and only then runs the command
-// text the daemon releases.
-func redeemTicket(ctx context.Context, e env, ticket, socket, configPath string, fail func(error) error) error {
-	sock := socket
-	if sock == "" {
-		c, err := loadConfig(e, configPath)
-		if err != nil {
-			return fail(err)
-		}
-		c.defaults(e)
-		sock = c.Socket
-	}
-	return exitCode(quickstage.Redeem(ctx, sock, ticket, e.stderr))
 }

@@ -115,7 +115,7 @@ func Exec(argv []string, stderr io.Writer, getenv func(string) string) (code int
 	// forwarded to the command.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := checkExec(a); err != nil {
+	if err := CheckExec(a); err != nil {
 		return Fail(stderr, err), true
 	}
 	if a.Confine {
@@ -124,8 +124,8 @@ func Exec(argv []string, stderr io.Writer, getenv func(string) string) (code int
 	return Redeem(ctx, sock, a.Ticket, stderr), true
 }
 
-// checkExec refuses the combinations main refuses, with its words.
-func checkExec(a ExecArgs) error {
+// CheckExec refuses the combinations of arguments narrowd exec refuses.
+func CheckExec(a ExecArgs) error {
 	switch {
 	case a.Confine && a.Ticket != "":
 		return errors.New("use either --confine or --ticket")
@@ -144,8 +144,9 @@ func checkExec(a ExecArgs) error {
 // SocketPath finds the daemon's socket as the early hook does: the flag,
 // else the default config file's plain socket line
 // ([quickhook.ConfigSocket]), else [quickhook.DefaultSocket]. ok is false
-// when the config file may name it in another form, or cannot be read:
-// main's TOML decoder reads it then, and reports.
+// when the config file may name it in another form, cannot be read, or
+// may be one main refuses ([ConfigAccepted]): main's TOML decoder reads
+// it then, and reports.
 func SocketPath(flagValue string, getenv func(string) string) (string, bool) {
 	if flagValue != "" {
 		return flagValue, true
@@ -155,7 +156,9 @@ func SocketPath(flagValue string, getenv func(string) string) (string, bool) {
 		switch {
 		case err == nil:
 			sock, found, ok := quickhook.ConfigSocket(b, getenv("HOME"))
-			if !ok {
+			// Main would refuse a config it cannot read whole: it
+			// must say so.
+			if !ok || !ConfigAccepted(b) {
 				return "", false
 			}
 			if found && sock != "" {
