@@ -157,7 +157,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	srv := exec.Command(bin, "serve", "--state-dir", filepath.Join(dir, "state"), "--log-level", "error")
-	srv.Env = w.env()
+	srv.Env = w.daemonEnv()
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -177,6 +177,12 @@ func newWorld(t *testing.T) *world {
 	return w
 }
 
+// daemonEnv is the daemon's and the hook's: a config directory of their
+// own, since the cases write the exec's config files.
+func (w *world) daemonEnv() []string {
+	return w.env("XDG_CONFIG_HOME=" + filepath.Join(w.dir, "daemon-config"))
+}
+
 func (w *world) env(extra ...string) []string {
 	return append(os.Environ(), append([]string{"HOME=" + w.dir, "XDG_CONFIG_HOME=" + filepath.Join(w.dir, "config"),
 		"XDG_STATE_HOME=" + filepath.Join(w.dir, "state"), "XDG_RUNTIME_DIR=" + filepath.Join(w.dir, "run")}, extra...)...)
@@ -191,7 +197,7 @@ func (w *world) ticket() string {
 	payload, _ := json.Marshal(map[string]any{"session_id": "early", "transcript_path": "/t", "cwd": w.ws,
 		"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": map[string]string{"command": "sh run.sh"}, "tool_use_id": "toolu_e"})
 	cmd := exec.Command(w.bin, "hook", "--socket", w.sock, "claude")
-	cmd.Env = w.env()
+	cmd.Env = w.daemonEnv()
 	cmd.Stdin = bytes.NewReader(payload)
 	out, err := cmd.Output()
 	m := ticketArg.FindSubmatch(out)
