@@ -105,19 +105,21 @@ func Exec(argv []string, stderr io.Writer, getenv func(string) string) (code int
 	if !ok {
 		return 0, false
 	}
+	err := CheckExec(a)
 	sock := ""
-	if a.Ticket != "" && !a.Confine && len(a.Args) == 0 && len(a.Writable) == 0 {
+	if err == nil && !a.Confine {
+		// A ticket: the daemon's socket, before anything is done.
 		if sock, ok = SocketPath(a.Socket, getenv); !ok {
 			return 0, false
 		}
+	}
+	if err != nil {
+		return Fail(stderr, err), true
 	}
 	// From here on as main does: an interrupt or termination is
 	// forwarded to the command.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := CheckExec(a); err != nil {
-		return Fail(stderr, err), true
-	}
 	if a.Confine {
 		return Confine(ctx, a.Writable, a.Args, stderr), true
 	}
