@@ -337,10 +337,20 @@ func memOrTemp() (*os.File, error) {
 // decoder is initialised late: [ConfigSocket] reads the one key in its
 // plain form, and leaves ok false for anything else that may name it.
 func socketPath(a Args, getenv func(string) string) (string, bool) {
-	if a.Socket != "" {
-		return a.Socket, true
+	return SocketPath(a.Socket, a.Config, getenv, nil)
+}
+
+// SocketPath finds the daemon's socket as the early answers do: flag when
+// set, else the socket the config file (configFile, or the default one)
+// names in its plain form ([ConfigSocket]), else [DefaultSocket]. ok is
+// false when main must decide: the file may name the socket in another
+// form, cannot be read (or, named explicitly, does not exist), or accept,
+// when set, refuses its contents.
+func SocketPath(flag, configFile string, getenv func(string) string, accept func([]byte) bool) (string, bool) {
+	if flag != "" {
+		return flag, true
 	}
-	file, explicit := a.Config, a.Config != ""
+	file, explicit := configFile, configFile != ""
 	if !explicit {
 		file = DefaultConfigPath(getenv)
 	}
@@ -349,7 +359,7 @@ func socketPath(a Args, getenv func(string) string) (string, bool) {
 		switch {
 		case err == nil:
 			sock, found, ok := ConfigSocket(b, getenv("HOME"))
-			if !ok {
+			if !ok || accept != nil && !accept(b) {
 				return "", false
 			}
 			if found && sock != "" {

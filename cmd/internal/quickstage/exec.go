@@ -143,35 +143,12 @@ func CheckExec(a ExecArgs) error {
 	return errors.New("narrowd exec needs --ticket T or --confine")
 }
 
-// SocketPath finds the daemon's socket as the early hook does: the flag,
-// else the default config file's plain socket line
-// ([quickhook.ConfigSocket]), else [quickhook.DefaultSocket]. ok is false
-// when the config file may name it in another form, cannot be read, or
-// may be one main refuses ([ConfigAccepted]): main's TOML decoder reads
-// it then, and reports.
+// SocketPath finds the daemon's socket as the early hook does
+// ([quickhook.SocketPath]) from the default config file, which must also
+// be one main accepts ([ConfigAccepted]): otherwise ok is false, main's
+// TOML decoder reads it and reports.
 func SocketPath(flagValue string, getenv func(string) string) (string, bool) {
-	if flagValue != "" {
-		return flagValue, true
-	}
-	if file := quickhook.DefaultConfigPath(getenv); file != "" {
-		b, err := os.ReadFile(file)
-		switch {
-		case err == nil:
-			sock, found, ok := quickhook.ConfigSocket(b, getenv("HOME"))
-			// Main would refuse a config it cannot read whole: it
-			// must say so.
-			if !ok || !ConfigAccepted(b) {
-				return "", false
-			}
-			if found && sock != "" {
-				return sock, true
-			}
-		case errors.Is(err, os.ErrNotExist):
-		default:
-			return "", false
-		}
-	}
-	return quickhook.DefaultSocket(getenv), true
+	return quickhook.SocketPath(flagValue, "", getenv, ConfigAccepted)
 }
 
 // Fail says on stderr that nothing ran, and why, and returns [Failed].
