@@ -398,12 +398,8 @@ func ConfigSocket(b []byte, home string) (sock string, found, ok bool) {
 	}
 	header := false
 	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
+		var line []byte
+		line, b, _ = bytes.Cut(b, []byte("\n"))
 		line = bytes.TrimLeft(line, " \t")
 		switch {
 		case len(line) > 0 && line[0] == '#':

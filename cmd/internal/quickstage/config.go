@@ -43,13 +43,13 @@ func ConfigAccepted(b []byte) bool {
 	}
 	seen := make(map[string]bool)
 	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
+		line, rest, ended := bytes.Cut(b, []byte("\n"))
+		b = rest
+		if ended {
+			// CRLF; a carriage return anywhere else is a control
+			// character TOML refuses.
+			line = bytes.TrimSuffix(line, []byte("\r"))
 		}
-		line = bytes.TrimSuffix(line, []byte("\r"))
 		for _, c := range line {
 			if c < 0x20 && c != '\t' || c == 0x7f {
 				return false
