@@ -47,17 +47,8 @@ func runExec(ctx context.Context, e env, args []string) error {
 	if len(args) == 2 && args[0] == "--stage" {
 		return exitError{quickstage.Run(args[1], e.stderr)}
 	}
-	// The flags quickstage.ParseExec takes as package flag does.
-	var a quickstage.ExecArgs
 	fs := newFlags(e, "exec", execUsage)
-	fs.StringVar(&a.Ticket, "ticket", "", "the ticket the daemon issued for the command")
-	fs.StringVar(&a.Socket, "socket", "", "the daemon's socket (default $XDG_RUNTIME_DIR/narrowd/narrowd.sock)")
-	configPath := fs.String("config", "", "config file, read only to find the socket")
-	fs.BoolVar(&a.Confine, "confine", false, "run PROG ARGS with no network and writes confined to the --write directories")
-	fs.Func("write", "a directory the confined program may write beneath (repeatable)", func(v string) error {
-		a.Writable = append(a.Writable, v)
-		return nil
-	})
+	a, configPath := quickstage.ExecFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitError{0}
@@ -65,7 +56,7 @@ func runExec(ctx context.Context, e env, args []string) error {
 		return exitError{execFailed}
 	}
 	a.Args = fs.Args()
-	if err := quickstage.CheckExec(a); err != nil {
+	if err := quickstage.CheckExec(*a); err != nil {
 		return exitError{quickstage.Fail(e.stderr, err)}
 	}
 	if a.Confine {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,6 +25,22 @@ type ExecArgs struct {
 	Writable       []string
 	// Args are those left after the flags: the confined program.
 	Args []string
+}
+
+// ExecFlags defines main's flags of `narrowd exec` on fs: what
+// [ParseExec] must take exactly as package flag takes it. config is the
+// one flag ParseExec leaves to main.
+func ExecFlags(fs *flag.FlagSet) (a *ExecArgs, config *string) {
+	a = new(ExecArgs)
+	fs.StringVar(&a.Ticket, "ticket", "", "the ticket the daemon issued for the command")
+	fs.StringVar(&a.Socket, "socket", "", "the daemon's socket (default $XDG_RUNTIME_DIR/narrowd/narrowd.sock)")
+	config = fs.String("config", "", "config file, read only to find the socket")
+	fs.BoolVar(&a.Confine, "confine", false, "run PROG ARGS with no network and writes confined to the --write directories")
+	fs.Func("write", "a directory the confined program may write beneath (repeatable)", func(v string) error {
+		a.Writable = append(a.Writable, v)
+		return nil
+	})
+	return a, config
 }
 
 // ParseExec parses the arguments of `narrowd exec` as package flag does

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/narrowd/narrowd/cmd/internal/quickstage"
 	"github.com/narrowd/narrowd/internal/testenv"
@@ -30,17 +28,9 @@ func TestMain(m *testing.M) {
 // mainExecFlags is runExec's flag set (cmd/narrowd/exec.go): ParseExec
 // must take exactly what it takes, as it takes it.
 func mainExecFlags() (*flag.FlagSet, *quickstage.ExecArgs, *string) {
-	a := new(quickstage.ExecArgs)
 	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&a.Ticket, "ticket", "", "")
-	fs.StringVar(&a.Socket, "socket", "", "")
-	config := fs.String("config", "", "")
-	fs.BoolVar(&a.Confine, "confine", false, "")
-	fs.Func("write", "", func(v string) error {
-		a.Writable = append(a.Writable, v)
-		return nil
-	})
+	a, config := quickstage.ExecFlags(fs)
 	return fs, a, config
 }
 
@@ -158,22 +148,7 @@ func newWorld(t *testing.T) *world {
 	}
 	srv := exec.Command(bin, "serve", "--state-dir", filepath.Join(dir, "state"), "--log-level", "error")
 	srv.Env = w.daemonEnv()
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		srv.Process.Kill()
-		srv.Wait()
-	})
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if c, err := net.Dial("unix", w.sock); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the daemon did not start")
-		}
-	}
+	testenv.Serve(t, srv, w.sock)
 	return w
 }
 
