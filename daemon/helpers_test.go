@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -245,29 +244,11 @@ func startBinary(t testing.TB, bin, dir string, extra ...string) (*exec.Cmd, str
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
 	cmd.Stderr = testWriter{t}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	waitSocket(t, sock)
+	testenv.Serve(t, cmd, sock)
 	return cmd, sock
 }
 
-func waitSocket(t testing.TB, path string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.Dial("unix", path); err == nil {
-			c.Close()
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("nothing listens on %s", path)
-}
+func waitSocket(t testing.TB, path string) { testenv.WaitSocket(t, path) }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 

@@ -51,7 +51,7 @@ func readSmall(w http.ResponseWriter, r *http.Request, v any) error {
 func (s *Server) serveExecClaim(w http.ResponseWriter, r *http.Request) {
 	refuse := func(err error) {
 		s.log.Warn("refused a sandbox ticket", "err", err)
-		writeJSON(w, http.StatusForbidden, execRefusal{err.Error()})
+		writeJSON(w, http.StatusForbidden, execRefusal{Error: err.Error()})
 	}
 	if s.tickets == nil {
 		refuse(errors.New("this daemon issues no sandbox tickets"))
@@ -89,7 +89,7 @@ func (s *Server) serveExecClaim(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveExecVerify(w http.ResponseWriter, r *http.Request) {
 	refuse := func(err error) {
 		s.log.Warn("sandbox check failed; nothing runs", "err", err)
-		writeJSON(w, http.StatusForbidden, execRefusal{err.Error()})
+		writeJSON(w, http.StatusForbidden, execRefusal{Error: err.Error()})
 	}
 	if s.tickets == nil {
 		refuse(errors.New("this daemon issues no sandbox tickets"))

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/narrowd/narrowd/internal/testenv"
 )
@@ -56,22 +55,7 @@ func newWorld(t *testing.T) *world {
 		sock: filepath.Join(dir, "run", "narrowd.sock"), nowhere: filepath.Join(dir, "absent.sock")}
 	srv := exec.Command(narrowd, "serve", "--socket", w.sock, "--state-dir", filepath.Join(dir, "state"), "--log-level", "warn")
 	srv.Env = w.env()
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		srv.Process.Kill()
-		srv.Wait()
-	})
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if c, err := net.Dial("unix", w.sock); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the daemon did not start")
-		}
-	}
+	testenv.Serve(t, srv, w.sock)
 	return w
 }
 

@@ -167,29 +167,7 @@ func TestAskUnreachable(t *testing.T) {
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
 	ln.Close()
-	// A daemon that hangs up before answering.
-	hangup := filepath.Join(dir, "hangup.sock")
-	hl, err := net.Listen("unix", hangup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hl.Close()
-	go func() {
-		for {
-			c, err := hl.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	// A daemon that never answers.
-	frozen := filepath.Join(dir, "frozen.sock")
-	fl, err := net.Listen("unix", frozen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fl.Close()
+	hangup, frozen := badDaemons(t, dir)
 
 	for _, sock := range []string{filepath.Join(dir, "absent.sock"), stale, hangup, frozen, os.DevNull} {
 		_, err := Ask(sock, time.Now().Add(300*time.Millisecond), Request{Agent: "claude", Payload: []byte("{}")})
@@ -248,27 +226,7 @@ func TestPost(t *testing.T) {
 // answers (until the deadline, or until the context is cancelled).
 func TestPostUnreachable(t *testing.T) {
 	dir := t.TempDir()
-	hangup := filepath.Join(dir, "hangup.sock")
-	hl, err := net.Listen("unix", hangup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hl.Close()
-	go func() {
-		for {
-			c, err := hl.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	frozen := filepath.Join(dir, "frozen.sock")
-	fl, err := net.Listen("unix", frozen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fl.Close()
+	hangup, frozen := badDaemons(t, dir)
 	for _, sock := range []string{filepath.Join(dir, "absent.sock"), hangup, frozen} {
 		_, err := Post(context.Background(), sock, time.Now().Add(300*time.Millisecond), "/x", []byte("{}"))
 		if !errors.Is(err, ErrUnreachable) {
@@ -277,7 +235,7 @@ func TestPostUnreachable(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	_, err = Post(ctx, frozen, time.Now().Add(time.Hour), "/x", []byte("{}"))
+	_, err := Post(ctx, frozen, time.Now().Add(time.Hour), "/x", []byte("{}"))
 	if !errors.Is(err, ErrUnreachable) || !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: Post error %v, want ErrUnreachable and context.Canceled", err)
 	}
@@ -322,4 +280,33 @@ func TestDecodeResponse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// badDaemons listens on two sockets in dir until the test ends: one that
+// hangs up on every connection before answering, and one that never
+// answers.
+func badDaemons(t *testing.T, dir string) (hangup, frozen string) {
+	t.Helper()
+	hangup = filepath.Join(dir, "hangup.sock")
+	hl, err := net.Listen("unix", hangup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hl.Close() })
+	go func() {
+		for {
+			c, err := hl.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	frozen = filepath.Join(dir, "frozen.sock")
+	fl, err := net.Listen("unix", frozen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fl.Close() })
+	return hangup, frozen
 }

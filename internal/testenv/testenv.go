@@ -1,10 +1,11 @@
 // Package testenv gives narrowd's tests what several packages need from
-// the machine: the narrowd binary built from this source tree, and a user
-// without root to run the sandbox as.
+// the machine: the narrowd binary built from this source tree, a daemon
+// started from it, and a user without root to run the sandbox as.
 package testenv
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -12,7 +13,39 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"testing"
+	"time"
 )
+
+// Serve starts cmd, a `narrowd serve`, kills it when the test ends, and
+// returns once its Unix socket sock accepts connections (ten seconds at
+// most).
+func Serve(t testing.TB, cmd *exec.Cmd, sock string) {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	WaitSocket(t, sock)
+}
+
+// WaitSocket waits up to ten seconds for something to listen on the Unix
+// socket path.
+func WaitSocket(t testing.TB, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if c, err := net.Dial("unix", path); err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing listens on %s", path)
+		}
+	}
+}
 
 // built is the narrowd binary this test binary built, once.
 var built struct {
