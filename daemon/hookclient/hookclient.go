@@ -172,8 +172,10 @@ func Decode(resp []byte) (Reply, error) {
 	var ctype, id string
 	length, exit, outLen := -1, -1, -1
 	for _, line := range lines[1:] {
-		k, v, _ := bytes.Cut(line, []byte(":"))
-		k, v = bytes.TrimSpace(k), bytes.TrimSpace(v)
+		k, v, ok := headerLine(line)
+		if !ok {
+			return Reply{}, &UnusableError{"a malformed header line"}
+		}
 		var err error
 		switch {
 		case bytes.EqualFold(k, []byte("Content-Length")):
@@ -396,13 +398,17 @@ func DecodeResponse(resp []byte) (Response, error) {
 	lines := bytes.Split(head, []byte("\r\n"))
 	proto, status, _ := bytes.Cut(lines[0], []byte(" "))
 	code, err := count(status[:min(3, len(status))])
-	if !bytes.HasPrefix(proto, []byte("HTTP/1.")) || len(status) < 3 || err != nil || len(status) > 3 && status[3] != ' ' {
+	// The daemon answers HTTP/1.1, the request's version; 1.0 would
+	// also change how a body ends.
+	if !bytes.Equal(proto, []byte("HTTP/1.1")) || len(status) < 3 || err != nil || len(status) > 3 && status[3] != ' ' {
 		return Response{}, &UnusableError{"status " + strconv.Quote(string(lines[0]))}
 	}
 	length, chunked := -1, false
 	for _, line := range lines[1:] {
-		k, v, _ := bytes.Cut(line, []byte(":"))
-		k, v = bytes.TrimSpace(k), bytes.TrimSpace(v)
+		k, v, ok := headerLine(line)
+		if !ok {
+			return Response{}, &UnusableError{"a malformed header line"}
+		}
 		switch {
 		case bytes.EqualFold(k, []byte("Content-Length")):
 			if length, err = count(v); err != nil {
@@ -429,6 +435,18 @@ func DecodeResponse(resp []byte) (Response, error) {
 	}
 	r.Body = body
 	return r, nil
+}
+
+// headerLine splits a header line of the daemon's response: a name
+// without white space, a colon and a value. ok is false for anything
+// else, and for a stray line end, in which a reader that ends lines
+// differently would find another header.
+func headerLine(line []byte) (k, v []byte, ok bool) {
+	k, v, ok = bytes.Cut(line, []byte(":"))
+	if !ok || len(k) == 0 || bytes.ContainsAny(k, " \t") || bytes.ContainsAny(line, "\r\n") {
+		return nil, nil, false
+	}
+	return k, bytes.TrimSpace(v), true
 }
 
 // dechunk decodes a chunked body (RFC 9112 §7.1): hexadecimal sizes,

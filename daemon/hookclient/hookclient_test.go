@@ -1,6 +1,8 @@
 package hookclient
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -241,28 +243,32 @@ func TestPostUnreachable(t *testing.T) {
 	}
 }
 
+// decodeResponseCases are answers to a Post, as the daemon sends them and
+// as it must not.
+var decodeResponseCases = []struct {
+	name, resp string
+	body       string
+	unusable   bool
+	cut        bool
+}{
+	{name: "length", resp: raw("403 Forbidden", "Content-Length: 3\r\n", "abc"), body: "abc"},
+	{name: "chunked", resp: raw("200 OK", "Transfer-Encoding: chunked\r\n", "2;x=y\r\nab\r\nA\r\n0123456789\r\n0\r\nTrailer: 1\r\n\r\n"), body: "ab0123456789"},
+	{name: "no status text", resp: raw("500", "Content-Length: 0\r\n", ""), body: ""},
+	{name: "not http", resp: "SSH-2.0-OpenSSH\r\n\r\n", unusable: true},
+	{name: "bad code", resp: raw("2000 OK", "Content-Length: 0\r\n", ""), unusable: true},
+	{name: "no length", resp: raw("200 OK", "", "x"), unusable: true},
+	{name: "gzip", resp: raw("200 OK", "Transfer-Encoding: gzip\r\n", "x"), unusable: true},
+	{name: "bad chunk size", resp: raw("200 OK", "Transfer-Encoding: chunked\r\n", "zz\r\nab\r\n0\r\n\r\n"), unusable: true},
+	{name: "chunk longer than its size", resp: raw("200 OK", "Transfer-Encoding: chunked\r\n", "1\r\nab\r\n0\r\n\r\n"), unusable: true},
+	{name: "trailing bytes", resp: raw("200 OK", "Content-Length: 0\r\n", "x"), unusable: true},
+	{name: "cut in the chunks", resp: raw("200 OK", "Transfer-Encoding: chunked\r\n", "5\r\nab"), cut: true},
+	{name: "no last chunk", resp: raw("200 OK", "Transfer-Encoding: chunked\r\n", "2\r\nab\r\n"), cut: true},
+	{name: "cut in the body", resp: raw("200 OK", "Content-Length: 5\r\n", "ab"), cut: true},
+	{name: "nothing", resp: "", cut: true},
+}
+
 func TestDecodeResponse(t *testing.T) {
-	for _, tc := range []struct {
-		name, resp string
-		body       string
-		unusable   bool
-		cut        bool
-	}{
-		{name: "length", resp: raw("403 Forbidden", "Content-Length: 3\r\n", "abc"), body: "abc"},
-		{name: "chunked", resp: raw("200 OK", "Transfer-Encoding: chunked\r\n", "2;x=y\r\nab\r\nA\r\n0123456789\r\n0\r\nTrailer: 1\r\n\r\n"), body: "ab0123456789"},
-		{name: "no status text", resp: raw("500", "Content-Length: 0\r\n", ""), body: ""},
-		{name: "not http", resp: "SSH-2.0-OpenSSH\r\n\r\n", unusable: true},
-		{name: "bad code", resp: raw("2000 OK", "Content-Length: 0\r\n", ""), unusable: true},
-		{name: "no length", resp: raw("200 OK", "", "x"), unusable: true},
-		{name: "gzip", resp: raw("200 OK", "Transfer-Encoding: gzip\r\n", "x"), unusable: true},
-		{name: "bad chunk size", resp: raw("200 OK", "Transfer-Encoding: chunked\r\n", "zz\r\nab\r\n0\r\n\r\n"), unusable: true},
-		{name: "chunk longer than its size", resp: raw("200 OK", "Transfer-Encoding: chunked\r\n", "1\r\nab\r\n0\r\n\r\n"), unusable: true},
-		{name: "trailing bytes", resp: raw("200 OK", "Content-Length: 0\r\n", "x"), unusable: true},
-		{name: "cut in the chunks", resp: raw("200 OK", "Transfer-Encoding: chunked\r\n", "5\r\nab"), cut: true},
-		{name: "no last chunk", resp: raw("200 OK", "Transfer-Encoding: chunked\r\n", "2\r\nab\r\n"), cut: true},
-		{name: "cut in the body", resp: raw("200 OK", "Content-Length: 5\r\n", "ab"), cut: true},
-		{name: "nothing", resp: "", cut: true},
-	} {
+	for _, tc := range decodeResponseCases {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := DecodeResponse([]byte(tc.resp))
 			var unusable *UnusableError
@@ -309,4 +315,37 @@ func badDaemons(t *testing.T, dir string) (hangup, frozen string) {
 	}
 	t.Cleanup(func() { fl.Close() })
 	return hangup, frozen
+}
+
+// FuzzDecodeResponse holds DecodeResponse to net/http: a response both
+// take, they read with the same status and body; whatever DecodeResponse
+// does not take is an error that says unusable or unreachable. (It takes
+// some responses net/http refuses, a version "HTTP/1." or a header line
+// without a colon: the daemon sends neither, and a refusal or a wrong
+// body still fails the exec safe.)
+func FuzzDecodeResponse(f *testing.F) {
+	for _, tc := range decodeResponseCases {
+		f.Add([]byte(tc.resp))
+	}
+	f.Fuzz(func(t *testing.T, resp []byte) {
+		r, err := DecodeResponse(resp)
+		if err != nil {
+			var unusable *UnusableError
+			if !errors.As(err, &unusable) && !errors.Is(err, ErrUnreachable) {
+				t.Fatalf("DecodeResponse error %v is neither unusable nor unreachable", err)
+			}
+			return
+		}
+		hr, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(resp)), nil)
+		if err != nil {
+			return
+		}
+		body, err := io.ReadAll(hr.Body)
+		if err != nil {
+			return
+		}
+		if hr.StatusCode != r.StatusCode || !bytes.Equal(body, r.Body) {
+			t.Fatalf("%q: DecodeResponse gives %d %q, net/http %d %q", resp, r.StatusCode, r.Body, hr.StatusCode, body)
+		}
+	})
 }
