@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -260,16 +261,56 @@ func (w *World) WriteFile(path, content string) {
 	}
 }
 
-// freeAddr returns a loopback address with a port nothing listens on now.
+// freeAddr returns a loopback address with a port nothing listens on now
+// and that no outgoing connection will take before the daemon binds it:
+// a port below the kernel's ephemeral range, which the fake model's and
+// the CLIs' connections draw their local ports from (a port the kernel
+// handed out for :0 is in that range, and one CI run lost it to such a
+// connection), and never one this test binary handed out before.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	low := ephemeralLow()
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 200 {
+		port := 10000 + rand.IntN(low-10000)
+		if portsGiven[port] {
+			continue
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		l.Close()
+		portsGiven[port] = true
+		return addr
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	t.Fatal("no free loopback port below the ephemeral range")
+	return ""
+}
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768
+// when it cannot be read, or when it leaves too little room below).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 32768
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil || low < 12000 {
+		return 32768
+	}
+	return low
 }
 
 // Env is the whole environment of a process in this world (env -i style):
