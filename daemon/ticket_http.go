@@ -1,12 +1,9 @@
 package daemon
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/narrowd/narrowd/daemon/hookclient"
@@ -133,55 +130,4 @@ func (s *Server) serveExecVerify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, verifyReply{Command: c.t.command})
-}
-
-// post sends one JSON request on the socket and decodes the answer; a
-// refusal's reason becomes the error.
-func (c *Client) post(ctx context.Context, path string, in, out any) error {
-	body, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://narrowd"+path, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http().Do(req)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnreachable, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 2<<20))
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnreachable, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var ref execRefusal
-		if json.Unmarshal(data, &ref) == nil && ref.Error != "" {
-			return errors.New(ref.Error)
-		}
-		return fmt.Errorf("daemon answered %s", resp.Status)
-	}
-	return json.Unmarshal(data, out)
-}
-
-// ClaimTicket takes a ticket for this process (narrowd exec --ticket).
-func (c *Client) ClaimTicket(ctx context.Context, ticket string) (ExecClaim, error) {
-	var out ExecClaim
-	err := c.post(ctx, ExecClaimPath, claimRequest{Ticket: ticket}, &out)
-	return out, err
-}
-
-// VerifySandbox asks the daemon to check the held sandbox pid from
-// outside; it returns the command text to release.
-func (c *Client) VerifySandbox(ctx context.Context, claim string, pid, landlockABI int) (string, error) {
-	var out verifyReply
-	if err := c.post(ctx, ExecVerifyPath, verifyRequest{Claim: claim, Pid: pid, LandlockABI: landlockABI}, &out); err != nil {
-		return "", err
-	}
-	if out.Command == "" {
-		return "", errors.New("the daemon released no command")
-	}
-	return out.Command, nil
 }

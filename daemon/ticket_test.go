@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/narrowd/narrowd/daemon/agent"
+	"github.com/narrowd/narrowd/daemon/hookclient"
 	"github.com/narrowd/narrowd/internal/testenv"
 	"github.com/narrowd/narrowd/rules"
 	"github.com/narrowd/narrowd/sandbox"
@@ -195,11 +197,11 @@ func TestTicketClaimedByAnotherProgramDies(t *testing.T) {
 	d, ws := sandboxDaemon(t)
 	rewrite := rewriteOf(t, first(d.Server.Handle(agent.Claude, claudeAt(ws, "s1", "toolu_1", "make"), "socket", agent.Options{})))
 	id := rewrite[strings.LastIndex(rewrite, " ")+1:]
-	_, err := d.client().ClaimTicket(context.Background(), id)
+	_, err := d.claimTicket(id)
 	if err == nil || !strings.Contains(err.Error(), "not narrowd") {
 		t.Fatalf("claim by a program that is not narrowd: %v", err)
 	}
-	if _, err := d.client().VerifySandbox(context.Background(), "made-up", os.Getpid(), 7); err == nil {
+	if _, err := d.verifySandbox("made-up", os.Getpid(), 7); err == nil {
 		t.Error("a made-up claim was verified")
 	}
 	if code, _ := runAgentShell(t, rewrite); code != 125 || logLines(ws) != 0 {
@@ -407,7 +409,7 @@ func TestVerifyFailureReleasesNothing(t *testing.T) {
 	d.Server.tickets.exe, _ = filepath.EvalSymlinks(self)
 	rewrite := rewriteOf(t, first(d.Server.Handle(agent.Claude, claudeAt(ws, "s1", "toolu_1", "make"), "socket", agent.Options{})))
 	id := rewrite[strings.LastIndex(rewrite, " ")+1:]
-	cl, err := d.client().ClaimTicket(context.Background(), id)
+	cl, err := d.claimTicket(id)
 	if err != nil {
 		t.Fatalf("claim: %v", err)
 	}
@@ -421,14 +423,14 @@ func TestVerifyFailureReleasesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { stdin.Close(); plain.Process.Kill(); plain.Wait() }()
-	command, err := d.client().VerifySandbox(context.Background(), cl.Claim, plain.Process.Pid, 7)
+	command, err := d.verifySandbox(cl.Claim, plain.Process.Pid, 7)
 	if err == nil || command != "" {
 		t.Fatalf("a process outside any sandbox was verified; released %q", command)
 	}
 	if !strings.Contains(err.Error(), "namespace") && !strings.Contains(err.Error(), "Seccomp") {
 		t.Errorf("reason %q names no failed check", err)
 	}
-	if _, err := d.client().VerifySandbox(context.Background(), cl.Claim, plain.Process.Pid, 7); err == nil {
+	if _, err := d.verifySandbox(cl.Claim, plain.Process.Pid, 7); err == nil {
 		t.Error("the claim survived a failed check")
 	}
 	var failed bool
@@ -555,4 +557,38 @@ func checkTicketIndex(t *testing.T, ts *tickets, n int) {
 			t.Errorf("ticket %s is not in the expiry order", tk.id)
 		}
 	}
+}
+
+// claimTicket and verifySandbox speak the ticket protocol as narrowd exec
+// does (hookclient.Post), from this process; a refusal's reason becomes
+// the error.
+func (d *testDaemon) claimTicket(id string) (hookclient.ExecClaim, error) {
+	var out hookclient.ExecClaim
+	err := d.execPost(hookclient.ExecClaimPath, hookclient.ClaimRequest{Ticket: id}, &out)
+	return out, err
+}
+
+func (d *testDaemon) verifySandbox(claim string, pid, landlockABI int) (string, error) {
+	var out hookclient.VerifyReply
+	err := d.execPost(hookclient.ExecVerifyPath, hookclient.VerifyRequest{Claim: claim, Pid: pid, LandlockABI: landlockABI}, &out)
+	return out.Command, err
+}
+
+func (d *testDaemon) execPost(path string, in, out any) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	r, err := hookclient.Post(context.Background(), d.socket, time.Now().Add(10*time.Second), path, body)
+	if err != nil {
+		return err
+	}
+	if r.StatusCode != http.StatusOK {
+		var ref hookclient.ExecRefusal
+		if json.Unmarshal(r.Body, &ref) == nil && ref.Error != "" {
+			return errors.New(ref.Error)
+		}
+		return fmt.Errorf("daemon answered %s", r.Status)
+	}
+	return json.Unmarshal(r.Body, out)
 }
