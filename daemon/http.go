@@ -95,8 +95,8 @@ func (s *Server) unixHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+HookPath+"{agent}", s.serveShim)
 	mux.HandleFunc("GET "+StatusPath, s.serveStatus)
-	mux.HandleFunc("POST "+ExecClaimPath, s.serveExecClaim)
-	mux.HandleFunc("POST "+ExecVerifyPath, s.serveExecVerify)
+	mux.HandleFunc("POST "+hookclient.ExecClaimPath, s.serveExecClaim)
+	mux.HandleFunc("POST "+hookclient.ExecVerifyPath, s.serveExecVerify)
 	return s.samePeer(mux)
 }
 

@@ -10,27 +10,9 @@ import (
 	"github.com/narrowd/narrowd/sandbox"
 )
 
-// The ticket protocol on the Unix socket (`narrowd exec --ticket T`),
+// The ticket protocol on the Unix socket (`narrowd exec --ticket T`) is
 // defined in hookclient, which narrowd exec uses before the rest of
 // narrowd starts.
-const (
-	// ExecClaimPath takes a ticket for the calling wrapper.
-	ExecClaimPath = hookclient.ExecClaimPath
-	// ExecVerifyPath asks the daemon to check the wrapper's sandbox from
-	// outside; on success the reply carries the command text.
-	ExecVerifyPath = hookclient.ExecVerifyPath
-)
-
-// ExecClaim is the daemon's answer to a claimed ticket: what the wrapper
-// needs to build the sandbox, never the command itself.
-type ExecClaim = hookclient.ExecClaim
-
-type (
-	claimRequest  = hookclient.ClaimRequest
-	verifyRequest = hookclient.VerifyRequest
-	verifyReply   = hookclient.VerifyReply
-	execRefusal   = hookclient.ExecRefusal
-)
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -48,13 +30,13 @@ func readSmall(w http.ResponseWriter, r *http.Request, v any) error {
 func (s *Server) serveExecClaim(w http.ResponseWriter, r *http.Request) {
 	refuse := func(err error) {
 		s.log.Warn("refused a sandbox ticket", "err", err)
-		writeJSON(w, http.StatusForbidden, execRefusal{Error: err.Error()})
+		writeJSON(w, http.StatusForbidden, hookclient.ExecRefusal{Error: err.Error()})
 	}
 	if s.tickets == nil {
 		refuse(errors.New("this daemon issues no sandbox tickets"))
 		return
 	}
-	var req claimRequest
+	var req hookclient.ClaimRequest
 	if err := readSmall(w, r, &req); err != nil || req.Ticket == "" {
 		refuse(errors.New("malformed ticket claim"))
 		return
@@ -78,7 +60,7 @@ func (s *Server) serveExecClaim(w http.ResponseWriter, r *http.Request) {
 		refuse(fmt.Errorf("the program redeeming the ticket is not narrowd: %w", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, ExecClaim{Claim: cid, Cwd: c.t.cwd, Writable: c.t.writable})
+	writeJSON(w, http.StatusOK, hookclient.ExecClaim{Claim: cid, Cwd: c.t.cwd, Writable: c.t.writable})
 }
 
 // serveExecVerify checks the wrapper's held sandbox from outside, records
@@ -86,13 +68,13 @@ func (s *Server) serveExecClaim(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveExecVerify(w http.ResponseWriter, r *http.Request) {
 	refuse := func(err error) {
 		s.log.Warn("sandbox check failed; nothing runs", "err", err)
-		writeJSON(w, http.StatusForbidden, execRefusal{Error: err.Error()})
+		writeJSON(w, http.StatusForbidden, hookclient.ExecRefusal{Error: err.Error()})
 	}
 	if s.tickets == nil {
 		refuse(errors.New("this daemon issues no sandbox tickets"))
 		return
 	}
-	var req verifyRequest
+	var req hookclient.VerifyRequest
 	if err := readSmall(w, r, &req); err != nil || req.Claim == "" {
 		refuse(errors.New("malformed sandbox check request"))
 		return
@@ -129,5 +111,5 @@ func (s *Server) serveExecVerify(w http.ResponseWriter, r *http.Request) {
 		refuse(verr)
 		return
 	}
-	writeJSON(w, http.StatusOK, verifyReply{Command: c.t.command})
+	writeJSON(w, http.StatusOK, hookclient.VerifyReply{Command: c.t.command})
 }
