@@ -122,16 +122,15 @@ func Exec(argv []string, stderr io.Writer, getenv func(string) string) (code int
 	if !ok {
 		return 0, false
 	}
-	err := CheckExec(a)
+	if err := CheckExec(a); err != nil {
+		return Fail(stderr, err), true
+	}
 	sock := ""
-	if err == nil && !a.Confine {
+	if !a.Confine {
 		// A ticket: the daemon's socket, before anything is done.
 		if sock, ok = SocketPath(a.Socket, getenv); !ok {
 			return 0, false
 		}
-	}
-	if err != nil {
-		return Fail(stderr, err), true
 	}
 	// From here on as main does: an interrupt or termination is
 	// forwarded to the command.
