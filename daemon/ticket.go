@@ -296,12 +296,14 @@ func (ts *tickets) postTool(call rules.Call) (latched bool) {
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	waiting := ts.byToolUse[toolUseKey(call.Agent, call.Session, call.ID)]
+	k := toolUseKey(call.Agent, call.Session, call.ID)
+	waiting := ts.byToolUse[k]
 	if len(waiting) == 0 {
 		return false
 	}
 	// The call ran: none of its tickets may run it again.
-	for _, t := range slices.Clone(waiting) {
+	delete(ts.byToolUse, k)
+	for _, t := range waiting {
 		ts.drop(t)
 	}
 	ts.latched[latchKey(call.Agent, call.Session)] =
