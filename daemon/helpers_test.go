@@ -248,8 +248,6 @@ func startBinary(t testing.TB, bin, dir string, extra ...string) (*exec.Cmd, str
 	return cmd, sock
 }
 
-func waitSocket(t testing.TB, path string) { testenv.WaitSocket(t, path) }
-
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 
 // waitStopped waits up to ten seconds for the daemon's Serve to return,

@@ -373,7 +373,7 @@ func TestTicketUnprivilegedEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
-	waitSocket(t, sock)
+	testenv.WaitSocket(t, sock)
 
 	hook := as(ubin, "hook", "--socket", sock, "claude")
 	hook.Stdin = bytesReader(claudeAt(ws, "s1", "toolu_1", "make"))
