@@ -154,7 +154,8 @@ func summarize(in map[string]any) string {
 
 // Audit is the audit log: audit.jsonl in its directory, rotated by size
 // into audit-<time>.jsonl files, of which the newest few are kept.
-// Append returns only once the record is on disk.
+// Append returns only once the record is written; see [AuditOptions]
+// for when it reaches the disk.
 type Audit struct {
 	dir     string
 	keep    int
@@ -174,20 +175,39 @@ const auditLinger = 500 * time.Microsecond
 // auditName is the live audit file's name.
 const auditName = "audit.jsonl"
 
-// OpenAudit opens the audit log in dir (created 0700), rotating at
-// maxSize bytes and keeping keep rotated files. An append that the disk
-// has not acknowledged after timeout (0: no limit) fails.
-func OpenAudit(dir string, maxSize int64, keep int, timeout time.Duration, log *slog.Logger) (*Audit, error) {
+// AuditOptions configure an [Audit].
+type AuditOptions struct {
+	// MaxSize is the size in bytes at which the live file is rotated.
+	MaxSize int64
+	// Keep is how many rotated files are kept.
+	Keep int
+	// Timeout fails an append the disk has not taken after this long
+	// (0: no limit).
+	Timeout time.Duration
+	// SyncWithin, when positive, lets Append return once its record is
+	// written, and fsyncs records within that long (at once when the
+	// log is idle). Otherwise Append returns only once its record is
+	// fsynced.
+	SyncWithin time.Duration
+}
+
+// OpenAudit opens the audit log in dir (created 0700).
+func OpenAudit(dir string, o AuditOptions, log *slog.Logger) (*Audit, error) {
 	if dir == "" {
 		return nil, errors.New("no audit directory")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("failed to create audit directory: %w", err)
 	}
-	a := &Audit{dir: dir, keep: keep, timeout: timeout, log: log}
-	j, err := openJournalLinger(filepath.Join(dir, auditName), maxSize, a.rotate, func(err error) {
-		log.Error("audit rotation failed", "err", err)
-	}, &a.coming, auditLinger)
+	a := &Audit{dir: dir, keep: o.Keep, timeout: o.Timeout, log: log}
+	j, err := openJournal(filepath.Join(dir, auditName), journalOptions{
+		limit:      o.MaxSize,
+		full:       a.rotate,
+		logErr:     func(err error) { log.Error("audit log trouble", "err", err) },
+		coming:     &a.coming,
+		linger:     auditLinger,
+		syncWithin: o.SyncWithin,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -203,8 +223,9 @@ var recordBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return 
 // record does not pin its memory.
 const maxPooledRecord = 64 << 10
 
-// Append writes one record durably (write and fsync). An error means the
-// record may not be on disk, and the call must fail safe.
+// Append writes one record: fsynced, or written for the syncer to fsync
+// (AuditOptions.SyncWithin). An error means the record may not be on
+// disk, and the call must fail safe.
 func (a *Audit) Append(r *Record) error {
 	bp := recordBufs.Get().(*[]byte)
 	b := append(appendRecord((*bp)[:0], r), '\n')

@@ -75,7 +75,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MCP != nil {
 		s.metrics.watchMCP(cfg.MCP.Registry, func(key, hash string) string { return s.engine.Load().MCPLabelState(key, hash) })
 	}
-	if s.audit, err = OpenAudit(cfg.AuditDir, cfg.AuditMaxSize, cfg.AuditKeep, cfg.AuditTimeout, cfg.Logger); err != nil {
+	if s.audit, err = OpenAudit(cfg.AuditDir, AuditOptions{
+		MaxSize:    cfg.AuditMaxSize,
+		Keep:       cfg.AuditKeep,
+		Timeout:    cfg.AuditTimeout,
+		SyncWithin: cfg.AuditSyncWithin,
+	}, cfg.Logger); err != nil {
 		return nil, err
 	}
 	if s.sessions, err = OpenSessions(cfg.StateDir, cfg.Logger); err != nil {

@@ -24,13 +24,37 @@ import (
 
 // TestAuditSurvivesSIGKILL sends calls to a real daemon, kills it with
 // SIGKILL while calls are in flight, and checks that every call it
-// acknowledged has its audit record on disk.
+// acknowledged has its audit record on disk: with records fsynced later
+// (the default) and before each answer.
 func TestAuditSurvivesSIGKILL(t *testing.T) {
 	bin := narrowdBinary(t)
-	dir := shortDir(t)
-	cmd, sock := startBinary(t, bin, dir)
-	c := &Client{Socket: sock, Timeout: 10 * time.Second}
+	for _, tt := range []struct {
+		name  string
+		extra []string
+	}{
+		{"sync-within-default", nil},
+		{"sync-within-1h", []string{"--audit-sync-within", "1h"}},
+		{"sync-before-answer", []string{"--audit-sync-within", "0"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := shortDir(t)
+			cmd, sock := startBinary(t, bin, dir, tt.extra...)
+			acked := killDuringCalls(t, cmd, sock)
+			recs := auditIDs(t, filepath.Join(dir, "state", "audit"))
+			for _, id := range acked {
+				if recs[id] == nil {
+					t.Errorf("acknowledged call %s has no audit record", id)
+				}
+			}
+			t.Logf("%d calls acknowledged, %d records on disk", len(acked), len(recs))
+		})
+	}
+}
 
+// killDuringCalls makes calls from eight clients, SIGKILLs the daemon
+// after the 150th answer, and returns the ids of the calls it answered.
+func killDuringCalls(t *testing.T, cmd *exec.Cmd, sock string) []string {
+	c := &Client{Socket: sock, Timeout: 10 * time.Second}
 	var mu sync.Mutex
 	var acked []string
 	var n atomic.Int64
@@ -60,13 +84,7 @@ func TestAuditSurvivesSIGKILL(t *testing.T) {
 	}
 	wg.Wait()
 	cmd.Wait()
-	recs := auditIDs(t, filepath.Join(dir, "state", "audit"))
-	for _, id := range acked {
-		if recs[id] == nil {
-			t.Errorf("acknowledged call %s has no audit record", id)
-		}
-	}
-	t.Logf("%d calls acknowledged, %d records on disk", len(acked), len(recs))
+	return acked
 }
 
 // shimResult is what one run of `narrowd hook` produced.

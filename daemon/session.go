@@ -116,7 +116,7 @@ func OpenSessions(stateDir string, log *slog.Logger) (*Sessions, error) {
 	if err := s.compact(); err != nil {
 		return nil, err
 	}
-	j, err := openJournal(s.path, 0, nil, nil)
+	j, err := openJournal(s.path, journalOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +309,7 @@ func (s *Sessions) compactNow() {
 	if err := s.compact(); err != nil {
 		s.log.Error("session history compaction failed", "err", err)
 	}
-	j, err := openJournal(s.path, 0, nil, nil)
+	j, err := openJournal(s.path, journalOptions{})
 	if err != nil {
 		// Keep a closed journal: appends then fail and the calls that
 		// need them fail safe.

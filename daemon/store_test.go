@@ -263,7 +263,7 @@ func TestToolLabel(t *testing.T) {
 
 func TestAuditRotation(t *testing.T) {
 	dir := t.TempDir()
-	a, err := OpenAudit(dir, 2000, 2, 0, testLogger(t))
+	a, err := OpenAudit(dir, AuditOptions{MaxSize: 2000, Keep: 2}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,10 +324,13 @@ func TestPostToolFeedsSession(t *testing.T) {
 
 func TestJournalSlowDiskFails(t *testing.T) {
 	stuck := make(chan struct{})
-	j, err := openJournal(filepath.Join(t.TempDir(), "j"), 1, func(f *os.File, size int64) (*os.File, int64, error) {
-		<-stuck // a disk that does not answer
-		return f, size, nil
-	}, nil)
+	j, err := openJournal(filepath.Join(t.TempDir(), "j"), journalOptions{
+		limit: 1,
+		full: func(f *os.File, size int64) (*os.File, int64, error) {
+			<-stuck // a disk that does not answer
+			return f, size, nil
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +426,7 @@ func TestSessionsGapWrittenLater(t *testing.T) {
 	// in memory at once, and the gap is written with the next line that
 	// can be.
 	good := s.j
-	broken, _ := openJournal(filepath.Join(dir, "other"), 0, nil, nil)
+	broken, _ := openJournal(filepath.Join(dir, "other"), journalOptions{})
 	broken.Close()
 	s.j = broken
 	if err := s.Record("claude", "w", "claude/WebFetch", []string{ReadsUntrusted}); err == nil {

@@ -32,6 +32,7 @@ import (
 //	state_dir = "~/.local/state/narrowd"
 //	audit_max_size = 67108864      # bytes before rotation
 //	audit_keep = 8                 # rotated files kept
+//	audit_sync_within = "10ms"     # fsync audit records this soon after answering; "0s": before
 //	abstain_for_permission_request = true
 //	interactive = false
 //	log_level = "info"
@@ -42,26 +43,27 @@ import (
 //	mcp_projects = ["/home/me/src/app"]  # more project dirs whose MCP config is read
 //	mcp_interval = "10m"           # how often MCP servers are listed again
 type fileConfig struct {
-	Socket                      string   `toml:"socket"`
-	HTTP                        string   `toml:"http"`
-	Metrics                     string   `toml:"metrics"`
-	Profile                     string   `toml:"profile"`
-	Workspaces                  []string `toml:"workspaces"`
-	Labels                      []string `toml:"labels"`
-	Watch                       []string `toml:"watch"`
-	AuditDir                    string   `toml:"audit_dir"`
-	StateDir                    string   `toml:"state_dir"`
-	AuditMaxSize                int64    `toml:"audit_max_size"`
-	AuditKeep                   int      `toml:"audit_keep"`
-	AbstainForPermissionRequest *bool    `toml:"abstain_for_permission_request"`
-	Interactive                 bool     `toml:"interactive"`
-	LogLevel                    string   `toml:"log_level"`
-	Snapshots                   *bool    `toml:"snapshots"`
-	SnapshotKeep                duration `toml:"snapshot_keep"`
-	TicketTTL                   duration `toml:"ticket_ttl"`
-	MCP                         *bool    `toml:"mcp"`
-	MCPProjects                 []string `toml:"mcp_projects"`
-	MCPInterval                 duration `toml:"mcp_interval"`
+	Socket                      string    `toml:"socket"`
+	HTTP                        string    `toml:"http"`
+	Metrics                     string    `toml:"metrics"`
+	Profile                     string    `toml:"profile"`
+	Workspaces                  []string  `toml:"workspaces"`
+	Labels                      []string  `toml:"labels"`
+	Watch                       []string  `toml:"watch"`
+	AuditDir                    string    `toml:"audit_dir"`
+	StateDir                    string    `toml:"state_dir"`
+	AuditMaxSize                int64     `toml:"audit_max_size"`
+	AuditKeep                   int       `toml:"audit_keep"`
+	AuditSyncWithin             *duration `toml:"audit_sync_within"`
+	AbstainForPermissionRequest *bool     `toml:"abstain_for_permission_request"`
+	Interactive                 bool      `toml:"interactive"`
+	LogLevel                    string    `toml:"log_level"`
+	Snapshots                   *bool     `toml:"snapshots"`
+	SnapshotKeep                duration  `toml:"snapshot_keep"`
+	TicketTTL                   duration  `toml:"ticket_ttl"`
+	MCP                         *bool     `toml:"mcp"`
+	MCPProjects                 []string  `toml:"mcp_projects"`
+	MCPInterval                 duration  `toml:"mcp_interval"`
 }
 
 // duration is a time.Duration written as text in the config file

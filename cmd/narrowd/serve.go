@@ -44,6 +44,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	auditDir := fs.String("audit-dir", "", "audit log directory (default STATE_DIR/audit)")
 	stateDir := fs.String("state-dir", "", "state directory for session history (default $XDG_STATE_HOME/narrowd)")
 	auditMax := fs.Int64("audit-max-size", 0, "rotate the audit log after this many bytes (default 64 MiB)")
+	auditSync := fs.Duration("audit-sync-within", daemon.DefaultAuditSyncWithin, "fsync each audit record at most this long after its call is answered (it is written before the answer either way); 0: fsync before answering")
 	allowAtPreTool := fs.Bool("allow-at-pretool", false, "answer allow at pre-tool time even for agents with a permission-request hook (turns off abstain-then-permission)")
 	interactive := fs.Bool("interactive", false, "a person answers the agents' prompts: send ask as ask where the agent supports it")
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (default info)")
@@ -90,6 +91,13 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if set["audit-max-size"] {
 		c.AuditMaxSize = *auditMax
 	}
+	syncWithin := *auditSync
+	if !set["audit-sync-within"] && c.AuditSyncWithin != nil {
+		syncWithin = c.AuditSyncWithin.Duration
+	}
+	if syncWithin <= 0 {
+		syncWithin = daemon.AuditSyncBeforeAnswer
+	}
 	allowPre := c.AbstainForPermissionRequest != nil && !*c.AbstainForPermissionRequest
 	if set["allow-at-pretool"] {
 		allowPre = *allowAtPreTool
@@ -127,21 +135,22 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 
 	cfg := daemon.Config{
-		Engine:         c.engine(),
-		Watch:          c.Watch,
-		SocketPath:     c.Socket,
-		AuditDir:       c.AuditDir,
-		AuditMaxSize:   c.AuditMaxSize,
-		AuditKeep:      c.AuditKeep,
-		StateDir:       c.StateDir,
-		AllowAtPreTool: allowPre,
-		Interactive:    c.Interactive,
-		NoSnapshots:    !snapshotsOn,
-		SnapshotKeep:   c.SnapshotKeep.Duration,
-		TicketTTL:      c.TicketTTL.Duration,
-		NotifySocket:   e.getenv("NOTIFY_SOCKET"),
-		Version:        version(),
-		Logger:         log,
+		Engine:          c.engine(),
+		Watch:           c.Watch,
+		SocketPath:      c.Socket,
+		AuditDir:        c.AuditDir,
+		AuditMaxSize:    c.AuditMaxSize,
+		AuditKeep:       c.AuditKeep,
+		AuditSyncWithin: syncWithin,
+		StateDir:        c.StateDir,
+		AllowAtPreTool:  allowPre,
+		Interactive:     c.Interactive,
+		NoSnapshots:     !snapshotsOn,
+		SnapshotKeep:    c.SnapshotKeep.Duration,
+		TicketTTL:       c.TicketTTL.Duration,
+		NotifySocket:    e.getenv("NOTIFY_SOCKET"),
+		Version:         version(),
+		Logger:          log,
 	}
 	if mcpEnabled {
 		cfg.MCP = mcpDiscovery(e, append(slices.Clone(c.Workspaces), c.MCPProjects...), c.MCPInterval.Duration, log)

@@ -26,7 +26,7 @@ var configKeys = map[string]kind{
 	"audit_dir": str, "state_dir": str, "log_level": str,
 	"audit_max_size": integer, "audit_keep": integer,
 	"abstain_for_permission_request": boolean, "interactive": boolean, "snapshots": boolean, "mcp": boolean,
-	"snapshot_keep": dur, "ticket_ttl": dur, "mcp_interval": dur,
+	"snapshot_keep": dur, "audit_sync_within": dur, "ticket_ttl": dur, "mcp_interval": dur,
 }
 
 // ConfigAccepted reports that narrowd's TOML decoder reads b as main
