@@ -23,9 +23,10 @@
 # then prints the in-daemon decision time (BenchmarkJudgeInDaemon p50/p99),
 # decisions/s with 64 concurrent clients, keep-alive http and shims over
 # the Unix socket (.ci/loadgen, with the daemon's CPU per decision), the
-# daemon's RSS after that load, the same load against a server that judges
-# nothing (.ci/floorserver, with and without an fsynced audit), and medians
-# and ratios.
+# daemon's RSS after that load, the http load again with each audit record
+# fsynced before its answer (--audit-sync-within 0), the same load against
+# a server that judges nothing (.ci/floorserver, with and without an
+# fsynced audit), and medians and ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -168,6 +169,19 @@ go build -o "$work/floorserver" ./.ci/floorserver
 } | tee "$work/load.txt"
 grep -E '^(VmRSS|VmHWM)' "/proc/$serve_pid/status" | tee "$work/rss.txt"
 
+# The same http load against a daemon that fsyncs each audit record
+# before it answers (--audit-sync-within 0) instead of at most 10 ms after.
+sport=$((port + 3))
+"$work/narrowd" serve --socket "$work/run2/narrowd.sock" --http "127.0.0.1:$sport" --metrics "" \
+	--state-dir "$work/state2/narrowd" --audit-dir "$work/audit2" --log-level warn --audit-sync-within 0 2>"$work/serve2.log" &
+strict_pid=$!
+for _ in $(seq 100); do [[ -S $work/run2/narrowd.sock ]] && break; sleep 0.1; done
+{
+	echo "narrowd --audit-sync-within 0 (each record fsynced before its answer):"
+	"$work/loadgen" -http "http://127.0.0.1:$sport/hook/claude" -pid "$strict_pid" -c 64 -d "${load_seconds}s" "$work/ls.json" "$work/rm.json"
+} | tee -a "$work/load.txt"
+kill "$strict_pid"; wait "$strict_pid" 2>/dev/null || true
+
 # The throughput floor: the same clients against a server that judges
 # nothing (read the request, answer an empty 200), then one that also
 # appends and fsyncs each request with a group commit before answering,
@@ -229,9 +243,10 @@ bench = open(work + "/gobench.txt").read()
 m = re.search(r"BenchmarkJudgeInDaemon\S*\s+\d+\s+(\d+) ns/op\s+(\d+) p50-ns\s+(\d+) p99-ns", bench)
 if m:
     print(f"in-daemon decision (BenchmarkJudgeInDaemon): mean {int(m[1])/1e3:.1f} us, p50 {int(m[2])/1e3:.1f} us, p99 {int(m[3])/1e3:.1f} us")
-m = re.search(r"BenchmarkHTTPRoundTrip\S*\s+\d+\s+(\d+) ns/op", bench)
-if m:
-    print(f"http hook round trip in-process (BenchmarkHTTPRoundTrip, keep-alive, audit fsync): {int(m[1])/1e3:.0f} us/op")
+for mode, what in [("sync-after", "record written, fsynced after the answer (default)"), ("sync-before", "record fsynced before the answer")]:
+    m = re.search(r"BenchmarkHTTPRoundTrip/" + mode + r"\S*\s+\d+\s+(\d+) ns/op", bench)
+    if m:
+        print(f"http hook round trip in-process (BenchmarkHTTPRoundTrip, keep-alive, {what}): {int(m[1])/1e3:.0f} us/op")
 for name in ["BenchmarkHandleParallel", "BenchmarkSocketParallel"]:
     m = re.search(name + r"\S*\s+\d+\s+(\d+) ns/op", bench)
     if m:

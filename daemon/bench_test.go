@@ -120,16 +120,24 @@ func BenchmarkHandleShell(b *testing.B) {
 }
 
 // BenchmarkHTTPRoundTrip is Claude Code's http hook: a POST over loopback
-// TCP with keep-alive, answered after the audit record is on disk.
+// TCP with keep-alive, answered after the audit record is written, with
+// the record fsynced after the answer (the default) and before it.
 func BenchmarkHTTPRoundTrip(b *testing.B) {
-	d := startDaemon(b, nil)
-	p := mcpCall("b3")
-	hc := &http.Client{}
-	for b.Loop() {
-		code, _, err := d.postClaude(hc, p)
-		if err != nil || code != 200 {
-			b.Fatal(code, err)
-		}
+	for _, mode := range []struct {
+		name string
+		sync time.Duration
+	}{{"sync-after", 0}, {"sync-before", AuditSyncBeforeAnswer}} {
+		b.Run(mode.name, func(b *testing.B) {
+			d := startDaemon(b, func(c *Config) { c.AuditSyncWithin = mode.sync })
+			p := mcpCall("b3")
+			hc := &http.Client{}
+			for b.Loop() {
+				code, _, err := d.postClaude(hc, p)
+				if err != nil || code != 200 {
+					b.Fatal(code, err)
+				}
+			}
+		})
 	}
 }
 
@@ -147,7 +155,7 @@ func BenchmarkSocketRoundTrip(b *testing.B) {
 }
 
 // BenchmarkHandleParallel is decisions per second with many calls in
-// flight: the audit log's group commit shares one fsync among them.
+// flight: the audit log's group commit shares one write among them.
 func BenchmarkHandleParallel(b *testing.B) {
 	d := startDaemon(b, nil)
 	p := mcpCall("b5")

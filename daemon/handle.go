@@ -21,8 +21,9 @@ var hasPermissionHook = map[string]bool{agent.Claude: true, agent.Codex: true, a
 // it) and returns the agent's reply and, for a decision, its audit id. It
 // never fails open: a payload that does not decode, an engine that
 // panics, or an audit record that cannot be written durably all give a
-// blocking reply ([agent.Fail]). A decision's audit record is on disk
-// before Handle returns.
+// blocking reply ([agent.Fail]). A decision's audit record is written
+// before Handle returns (and fsynced then or soon after; see
+// Config.AuditSyncWithin).
 func (s *Server) Handle(name string, payload []byte, via string, opt agent.Options) (reply agent.Reply, id string) {
 	return s.HandleEvent(name, "", payload, via, opt)
 }
@@ -55,7 +56,7 @@ func (s *Server) HandleEvent(name, event string, payload []byte, via string, opt
 	}
 
 	// Counted until its record is appended: the audit's writer waits
-	// for it, under load, to share one fsync.
+	// for it, under load, to share one write.
 	s.audit.coming.Add(1)
 	defer s.audit.coming.Add(-1)
 	sess := s.sessions.Get(call.Agent, call.Session)

@@ -229,6 +229,9 @@ type Status struct {
 	AllowAtPreTool bool      `json:"allow_at_pre_tool"`
 	Interactive    bool      `json:"interactive"`
 	LastReloadErr  string    `json:"last_reload_error,omitempty"`
+	// AuditSync says when audit records are fsynced: "before answer",
+	// or "within D" after it.
+	AuditSync string `json:"audit_sync"`
 	// Sandbox reports that this daemon issues tickets for narrowd exec,
 	// each redeemable for TicketTTL.
 	Sandbox   bool   `json:"sandbox"`
@@ -257,9 +260,13 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
 		AllowAtPreTool: s.cfg.AllowAtPreTool,
 		Interactive:    s.cfg.Interactive,
 		LastReloadErr:  lre,
+		AuditSync:      "before answer",
 		Sandbox:        s.tickets != nil,
 		Snapshots:      "off",
 		MCP:            s.mcpStatus(),
+	}
+	if d := s.cfg.AuditSyncWithin; d > 0 {
+		st.AuditSync = "within " + d.String()
 	}
 	if s.tickets != nil {
 		st.TicketTTL = s.tickets.ttl.String()

@@ -16,13 +16,14 @@ import (
 // sets it sends every ticket through main), and an unknown key is not.
 func TestConfigAcceptedKnowsEveryKey(t *testing.T) {
 	samples := map[reflect.Type]string{
-		reflect.TypeFor[string]():   `"x"`,
-		reflect.TypeFor[[]string](): `["a", 'b']`,
-		reflect.TypeFor[int]():      "3",
-		reflect.TypeFor[int64]():    "67108864",
-		reflect.TypeFor[bool]():     "true",
-		reflect.TypeFor[*bool]():    "false",
-		reflect.TypeFor[duration](): `"10m"`,
+		reflect.TypeFor[string]():    `"x"`,
+		reflect.TypeFor[[]string]():  `["a", 'b']`,
+		reflect.TypeFor[int]():       "3",
+		reflect.TypeFor[int64]():     "67108864",
+		reflect.TypeFor[bool]():      "true",
+		reflect.TypeFor[*bool]():     "false",
+		reflect.TypeFor[duration]():  `"10m"`,
+		reflect.TypeFor[*duration](): `"10ms"`,
 	}
 	typ := reflect.TypeFor[fileConfig]()
 	var all []string

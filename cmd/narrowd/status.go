@@ -44,7 +44,7 @@ func runStatus(ctx context.Context, e env, args []string) error {
 	fmt.Fprintf(w, "narrowd %s running (pid %d) since %s\n", st.Version, st.PID, st.Started.Local().Format(time.RFC3339))
 	fmt.Fprintf(w, "socket     %s\n", st.Socket)
 	fmt.Fprintf(w, "profile    %s\n", st.Profile)
-	fmt.Fprintf(w, "audit      %s\n", st.AuditDir)
+	fmt.Fprintf(w, "audit      %s (fsync %s)\n", st.AuditDir, st.AuditSync)
 	fmt.Fprintf(w, "state      %s\n", st.StateDir)
 	mode := "abstain at pre-tool, allow at permission request"
 	if st.AllowAtPreTool {
