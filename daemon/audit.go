@@ -181,8 +181,9 @@ type AuditOptions struct {
 	MaxSize int64
 	// Keep is how many rotated files are kept.
 	Keep int
-	// Timeout fails an append the disk has not taken after this long
-	// (0: no limit).
+	// Timeout fails an append the disk has not taken after this long,
+	// and with SyncWithin, appends while a record written longer ago is
+	// still not fsynced (0: no limit).
 	Timeout time.Duration
 	// SyncWithin, when positive, lets Append return once its record is
 	// written, and fsyncs records within that long (at once when the
@@ -207,6 +208,7 @@ func OpenAudit(dir string, o AuditOptions, log *slog.Logger) (*Audit, error) {
 		coming:     &a.coming,
 		linger:     auditLinger,
 		syncWithin: o.SyncWithin,
+		syncLimit:  o.Timeout,
 	})
 	if err != nil {
 		return nil, err

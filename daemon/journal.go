@@ -42,6 +42,11 @@ type journal struct {
 	// syncErr is a background fsync's failure; the next batch fails
 	// with it, so that a call learns of it and fails safe.
 	syncErr error
+	// writes counts the writer's writes; unsyncedSince is when the
+	// oldest write no fsync has yet covered was made, or earlier (zero:
+	// every write is synced).
+	writes        uint64
+	unsyncedSince time.Time
 
 	kick chan struct{} // capacity 1: a wake-up for the writer
 	quit chan struct{}
@@ -87,6 +92,10 @@ type journalOptions struct {
 	// ~135 us of CPU plus ~6 ns per byte, which a fsync per batch of
 	// 64 callers made the larger part of a decision's cost.
 	syncWithin time.Duration
+	// syncLimit, with syncWithin, fails batches while a write older than
+	// this is still not fsynced: a disk that stops taking fsyncs makes
+	// calls fail safe, as one that stops taking writes does (0: never).
+	syncLimit time.Duration
 	// sync fsyncs a file; nil means (*os.File).Sync. Tests make it fail.
 	sync func(*os.File) error
 }
@@ -352,7 +361,11 @@ func (j *journal) write(buf []byte) error {
 	j.mu.Lock()
 	syncErr := j.syncErr
 	j.syncErr = nil
+	since := j.unsyncedSince
 	j.mu.Unlock()
+	if j.syncLimit > 0 && !since.IsZero() && time.Since(since) > j.syncLimit {
+		return fmt.Errorf("%s: fsync pending for %v: %w", j.path, time.Since(since).Round(time.Millisecond), errSlow)
+	}
 	if syncErr != nil {
 		// Lines acknowledged earlier may not be on disk: this batch's
 		// callers hear of it and fail safe, and the next batch starts
@@ -388,6 +401,12 @@ func (j *journal) write(buf []byte) error {
 	}
 	j.size += int64(n)
 	if j.syncKick != nil {
+		j.mu.Lock()
+		j.writes++
+		if j.unsyncedSince.IsZero() {
+			j.unsyncedSince = time.Now()
+		}
+		j.mu.Unlock()
 		select {
 		case j.syncKick <- struct{}{}:
 		default: // a sync is already due
@@ -450,18 +469,29 @@ func (j *journal) syncLoop() {
 		case <-j.quit:
 			return // the writer syncs on its way out
 		}
-		began := time.Now()
+		j.mu.Lock()
+		began, covered := time.Now(), j.writes
+		j.mu.Unlock()
 		j.fileMu.Lock()
 		var err error
 		if j.f != nil {
 			err = j.sync(j.f)
 		}
 		j.fileMu.Unlock()
+		j.mu.Lock()
+		switch {
+		case err != nil:
+			j.syncErr = err
+		case j.writes == covered:
+			j.unsyncedSince = time.Time{}
+		default:
+			// Writes made during the fsync may not be covered; they
+			// are younger than its start.
+			j.unsyncedSince = began
+		}
+		j.mu.Unlock()
 		if err != nil {
 			j.logErr(fmt.Errorf("failed to sync %s: %w", j.path, err))
-			j.mu.Lock()
-			j.syncErr = err
-			j.mu.Unlock()
 		}
 		pause.Reset(j.syncWithin - time.Since(began))
 		select {

@@ -240,3 +240,41 @@ func TestJournalSyncFailureFailsNext(t *testing.T) {
 		t.Fatalf("file holds %q", b)
 	}
 }
+
+// TestJournalStuckSyncFails: while a background fsync does not return,
+// appends go on for syncLimit and then fail, as appends to a disk that
+// stops taking writes do; once the fsync returns they succeed again.
+func TestJournalStuckSyncFails(t *testing.T) {
+	stuck, entered := make(chan struct{}), make(chan struct{}, 1)
+	syncStuck := func(f *os.File) error {
+		select {
+		case entered <- struct{}{}:
+			<-stuck
+		default:
+		}
+		return f.Sync()
+	}
+	j, err := openJournal(filepath.Join(t.TempDir(), "j"), journalOptions{
+		sync:       syncStuck,
+		syncWithin: time.Millisecond,
+		syncLimit:  50 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	// Runs before Close, so that a failure does not leave it waiting
+	// for the stuck syncer.
+	release := sync.OnceFunc(func() { close(stuck) })
+	defer release()
+	if err := j.Append([]byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	<-entered // the syncer is stuck in its fsync of "one"
+	time.Sleep(100 * time.Millisecond)
+	if err := j.Append([]byte("two\n")); !errors.Is(err, errSlow) {
+		t.Fatalf("append while a write %v old is not fsynced: %v, want errSlow", 100*time.Millisecond, err)
+	}
+	release()
+	waitFor(t, func() bool { return j.Append([]byte("three\n")) == nil })
+}
