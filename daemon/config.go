@@ -34,8 +34,9 @@ type Config struct {
 	// [DefaultAuditKeep].
 	AuditKeep int
 	// AuditTimeout bounds how long a call waits for its audit record to
-	// reach the disk before it fails safe; 0 means 2 s, below the shim's
-	// default timeout so the shim gets the blocking reply.
+	// be written before it fails safe, and how long a written record may
+	// go without its fsync before calls fail safe; 0 means 2 s, below
+	// the shim's default timeout so the shim gets the blocking reply.
 	AuditTimeout time.Duration
 	// AuditSyncWithin bounds how long after its call is answered an
 	// audit record may wait for its fsync; 0 means
