@@ -6,16 +6,21 @@
 #   .ci/bench-exec.sh            # 30 runs per command
 #   RUNS=100 .ci/bench-exec.sh
 #
-# It builds narrowd, starts `narrowd serve` on a temporary socket and
-# workspace, and measures side by side in one hyperfine run per command:
-#   direct    sh -c "cd WS && CMD"
-#   confine   narrowd exec --confine --write WS -- sh -c "cd WS && CMD"
-#             (namespaces, Landlock, seccomp; no daemon)
-#   ticket    the command the daemon's Claude answer rewrote CMD to:
-#             narrowd exec --ticket T (claim, build the sandbox, the daemon
-#             verifies it from outside, release). A ticket is single-use,
-#             so hyperfine's --prepare asks the daemon for a fresh one
-#             before every timed run (the hook round trip is not timed).
+# It builds narrowd and narrowd-exec beside it, starts `narrowd serve` on
+# a temporary socket and workspace, and measures side by side in one
+# hyperfine run per command:
+#   direct        sh -c "cd WS && CMD"
+#   confine       narrowd-exec --confine --write WS -- sh -c "cd WS && CMD"
+#                 (namespaces, Landlock, seccomp; no daemon)
+#   confine-main  the same through `narrowd exec --confine`
+#   ticket        the command the daemon's Claude answer rewrote CMD to:
+#                 narrowd-exec --ticket T (claim, build the sandbox, the
+#                 daemon verifies it from outside, release). A ticket is
+#                 single-use, so hyperfine's --prepare asks the daemon for
+#                 a fresh one before every timed run (the hook round trip
+#                 is not timed).
+#   ticket-main   the same ticket through `narrowd exec --ticket T`, the
+#                 rewrite when no narrowd-exec is beside narrowd
 # for CMD = `sh noop.sh` of an empty script (the pure overhead; a bare
 # `true` is proven harmless and never goes to the sandbox) and `make -s`
 # of a one-rule Makefile,
@@ -36,7 +41,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$tmp/narrowd" ./cmd/narrowd
+go build -o "$tmp/" ./cmd/narrowd ./cmd/narrowd-exec
 nd=$tmp/narrowd
 ws=$tmp/ws
 mkdir -p "$ws"
@@ -53,6 +58,7 @@ cat >"$tmp/prepare.sh" <<PREP
 /usr/bin/python3 -c 'import json,sys; print(json.dumps({"session_id":"bench","transcript_path":"/t","cwd":sys.argv[1],"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":sys.argv[2]},"tool_use_id":"b"}))' "$ws" "\$1" |
 	"$nd" hook --socket "$sock" claude |
 	/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["hookSpecificOutput"]["updatedInput"]["command"])' >"$tmp/ticket"
+sed "s#^'$nd-exec' #'$nd' exec #" "$tmp/ticket" >"$tmp/ticket-main"
 PREP
 chmod +x "$tmp/prepare.sh"
 
@@ -62,9 +68,11 @@ for cmd in "sh noop.sh" "make -s"; do
 	json=$tmp/$(echo "$cmd" | tr -c 'a-z' '_').json
 	hyperfine -N --runs "$runs" --warmup 3 --export-json "$json" \
 		-n direct "sh -c 'cd $ws && $cmd'" \
-		-n confine "$nd exec --confine --write $ws -- sh -c 'cd $ws && $cmd'" \
+		-n confine "$nd-exec --confine --write $ws -- sh -c 'cd $ws && $cmd'" \
+		-n confine-main "$nd exec --confine --write $ws -- sh -c 'cd $ws && $cmd'" \
 		--prepare "$tmp/prepare.sh '$cmd'" \
-		-n ticket "sh -c '. $tmp/ticket'"
+		-n ticket "sh -c '. $tmp/ticket'" \
+		-n ticket-main "sh -c '. $tmp/ticket-main'"
 	report+=("$cmd=$json")
 done
 
@@ -77,10 +85,10 @@ cmd, path = sys.argv[1], sys.argv[2]
 res = {r["command"]: r for r in json.load(open(path))["results"]}
 d = res["direct"]["median"]
 dc = res["direct"]["user"] + res["direct"]["system"]
-for name in ("direct", "confine", "ticket"):
+for name in ("direct", "confine", "confine-main", "ticket", "ticket-main"):
     m = res[name]["median"]
     cpu = res[name]["user"] + res[name]["system"]
-    print(f"{cmd:10s} {name:8s} median {m*1000:8.2f} ms   ratio {m/d:6.2f}x   (+{(m-d)*1000:.2f} ms)"
+    print(f"{cmd:10s} {name:12s} median {m*1000:8.2f} ms   ratio {m/d:6.2f}x   (+{(m-d)*1000:.2f} ms)"
           f"   cpu {cpu*1000:7.2f} ms (+{(cpu-dc)*1000:.2f})")
 PY
 done

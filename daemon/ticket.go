@@ -67,10 +67,15 @@ type claim struct {
 
 // tickets is the daemon's ticket store.
 type tickets struct {
-	ttl    time.Duration
-	exe    string // the narrowd binary wrappers and sandboxes must run
-	socket string
-	now    func() time.Time
+	ttl time.Duration
+	// exes are the binaries wrappers and sandboxes may run: narrowd,
+	// and narrowd-exec beside it when there is one.
+	exes []string
+	// wrapper starts each rewrite: narrowd-exec, which starts faster,
+	// or else `narrowd exec`.
+	wrapper string
+	socket  string
+	now     func() time.Time
 
 	mu   sync.Mutex
 	live map[string]*ticket
@@ -102,11 +107,39 @@ func newTickets(cfg Config) *tickets {
 	if exe, err = filepath.EvalSymlinks(exe); err != nil {
 		return nil
 	}
+	exes, wrapper := ticketBinaries(exe)
 	return &tickets{
-		ttl: cfg.TicketTTL, exe: exe, socket: cfg.SocketPath, now: cfg.now,
+		ttl: cfg.TicketTTL, exes: exes, wrapper: wrapper, socket: cfg.SocketPath, now: cfg.now,
 		live: map[string]*ticket{}, byRewrite: map[string]*ticket{}, byToolUse: map[string][]*ticket{},
 		claims: map[string]*claim{}, latched: map[string]string{},
 	}
+}
+
+// ExecBinaryName is `narrowd exec` as a binary of its own
+// (cmd/narrowd-exec).
+const ExecBinaryName = "narrowd-exec"
+
+// ticketBinaries returns the binaries a wrapper and its sandbox may run
+// when narrowd is exe, and the command a rewrite starts with.
+func ticketBinaries(exe string) (exes []string, wrapper string) {
+	if w, ok := execBeside(exe); ok {
+		return []string{exe, w}, shellQuote(w)
+	}
+	return []string{exe}, shellQuote(exe) + " exec"
+}
+
+// execBeside returns narrowd-exec in exe's directory, its links
+// resolved, when it is a regular executable file there.
+func execBeside(exe string) (string, bool) {
+	w, err := filepath.EvalSymlinks(filepath.Join(filepath.Dir(exe), ExecBinaryName))
+	if err != nil {
+		return "", false
+	}
+	fi, err := os.Stat(w)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return "", false
+	}
+	return w, true
 }
 
 func randomID() string {
@@ -173,7 +206,7 @@ func (ts *tickets) issue(e *Engine, call rules.Call) (*ticket, error) {
 		agent: call.Agent, session: call.Session, tool: call.Tool, toolUse: call.ID,
 		hostSays: hostAsserted(call), ceiling: ceiling, expires: now.Add(ts.ttl),
 	}
-	t.rewrite = shellQuote(ts.exe) + " exec --socket " + shellQuote(ts.socket) + " --ticket " + t.id
+	t.rewrite = ts.wrapper + " --socket " + shellQuote(ts.socket) + " --ticket " + t.id
 	ts.live[t.id] = t
 	ts.byRewrite[t.rewrite] = t
 	if t.toolUse != "" {

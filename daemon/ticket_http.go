@@ -53,7 +53,7 @@ func (s *Server) serveExecClaim(w http.ResponseWriter, r *http.Request) {
 		refuse(err)
 		return
 	}
-	if err := sandbox.SameExecutable(pid, s.tickets.exe); err != nil {
+	if err := sandbox.SameExecutable(pid, s.tickets.exes...); err != nil {
 		if c, err := s.tickets.takeClaim(cid); err == nil {
 			closeFD(c.wrapperFD)
 		}
@@ -99,7 +99,7 @@ func (s *Server) serveExecVerify(w http.ResponseWriter, r *http.Request) {
 	case req.LandlockABI < 1:
 		verr = errors.New("the sandbox reports no Landlock confinement")
 	default:
-		facts, verr = sandbox.Verify(req.Pid, c.wrapperPid, s.tickets.exe)
+		facts, verr = sandbox.Verify(req.Pid, c.wrapperPid, s.tickets.exes...)
 	}
 	rec := sandboxRecord(c, facts, req.LandlockABI, verr, s.cfg.now())
 	if err := s.audit.Append(rec); err != nil {

@@ -36,8 +36,12 @@ func sandboxDaemon(t *testing.T) (*testDaemon, string) {
 		t.Fatal("a daemon on a Landlock kernel issues no tickets")
 	}
 	// The daemon here is the test binary; the wrapper and the sandbox
-	// must be the narrowd binary the rewrite names.
-	d.Server.tickets.exe = bin
+	// must be the narrowd binaries the rewrite names: narrowd-exec,
+	// built beside narrowd.
+	d.Server.tickets.exes, d.Server.tickets.wrapper = ticketBinaries(bin)
+	if len(d.Server.tickets.exes) != 2 {
+		t.Fatalf("no narrowd-exec beside %s: the rewrite would be %s", bin, d.Server.tickets.wrapper)
+	}
 	ws := shortDir(t)
 	if err := os.WriteFile(filepath.Join(ws, "Makefile"), []byte("all:\n\t@echo ran >> log.txt\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -98,12 +102,41 @@ func logLines(ws string) int {
 	return strings.Count(string(b), "ran\n")
 }
 
+// TestTicketRunsExactCommandOnce: the rewrite of a sandboxed call runs
+// its command once, in the ticket's directory, and a replay runs nothing;
+// the audit holds the hook's decision and the sandbox check.
+//
+// It runs with each wrapper alone accepted as the program that claims the
+// ticket and holds the sandbox: narrowd-exec (so nothing fell back to
+// narrowd) and `narrowd exec` (the rewrite when no narrowd-exec is
+// beside narrowd).
 func TestTicketRunsExactCommandOnce(t *testing.T) {
-	d, ws := sandboxDaemon(t)
+	for _, viaNarrowd := range []bool{false, true} {
+		name := "narrowd-exec"
+		if viaNarrowd {
+			name = "narrowd exec"
+		}
+		t.Run(name, func(t *testing.T) {
+			d, ws := sandboxDaemon(t)
+			ts := d.Server.tickets
+			if viaNarrowd {
+				ts.exes, ts.wrapper = ts.exes[:1], shellQuote(ts.exes[0])+" exec"
+			} else {
+				ts.exes = ts.exes[1:]
+			}
+			ticketRunsExactCommandOnce(t, d, ws)
+		})
+	}
+}
+
+func ticketRunsExactCommandOnce(t *testing.T, d *testDaemon, ws string) {
 	reply, id := d.Server.Handle(agent.Claude, claudeAt(ws, "s1", "toolu_1", "make && make"), "socket", agent.Options{})
 	rewrite := rewriteOf(t, reply)
 	if strings.Contains(rewrite, "make") {
 		t.Errorf("the rewrite carries the command text: %s", rewrite)
+	}
+	if !strings.HasPrefix(rewrite, d.Server.tickets.wrapper+" --socket ") {
+		t.Errorf("the rewrite %s does not start with %s", rewrite, d.Server.tickets.wrapper)
 	}
 	code, out := runAgentShell(t, rewrite)
 	if code != 0 {
@@ -227,7 +260,7 @@ func TestCursorDenyAndInstruct(t *testing.T) {
 	if err := json.Unmarshal(reply.Stdout, &out); err != nil || out.Permission != "deny" || reply.ExitCode != 2 {
 		t.Fatalf("Cursor reply %s (exit %d), want a deny", reply.Stdout, reply.ExitCode)
 	}
-	i := strings.Index(out.AgentMessage, shellQuote(d.Server.tickets.exe))
+	i := strings.Index(out.AgentMessage, d.Server.tickets.wrapper)
 	j := strings.Index(out.AgentMessage, " — ")
 	if i < 0 || j < i {
 		t.Fatalf("the deny does not name the command to run: %s", out.AgentMessage)
@@ -406,7 +439,8 @@ func TestVerifyFailureReleasesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Server.tickets.exe, _ = filepath.EvalSymlinks(self)
+	self, _ = filepath.EvalSymlinks(self)
+	d.Server.tickets.exes = []string{self}
 	rewrite := rewriteOf(t, first(d.Server.Handle(agent.Claude, claudeAt(ws, "s1", "toolu_1", "make"), "socket", agent.Options{})))
 	id := rewrite[strings.LastIndex(rewrite, " ")+1:]
 	cl, err := d.claimTicket(id)
@@ -591,4 +625,42 @@ func (d *testDaemon) execPost(path string, in, out any) error {
 		return fmt.Errorf("daemon answered %s", r.Status)
 	}
 	return json.Unmarshal(r.Body, out)
+}
+
+// TestTicketBinaries: the rewrite starts narrowd-exec when it is an
+// executable file beside narrowd (links resolved), else `narrowd exec`.
+func TestTicketBinaries(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "narrowd")
+	if err := os.WriteFile(exe, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := filepath.Join(dir, ExecBinaryName)
+	real := filepath.Join(t.TempDir(), "elsewhere")
+	for _, tt := range []struct {
+		name    string
+		setup   func() error
+		exes    []string
+		wrapper string
+	}{
+		{"absent", func() error { return nil }, []string{exe}, shellQuote(exe) + " exec"},
+		{"not executable", func() error { return os.WriteFile(wrapper, nil, 0o644) }, []string{exe}, shellQuote(exe) + " exec"},
+		{"a directory", func() error { os.Remove(wrapper); return os.Mkdir(wrapper, 0o755) }, []string{exe}, shellQuote(exe) + " exec"},
+		{"executable", func() error { os.Remove(wrapper); return os.WriteFile(wrapper, nil, 0o755) }, []string{exe, wrapper}, shellQuote(wrapper)},
+		{"a link", func() error {
+			os.Remove(wrapper)
+			if err := os.WriteFile(real, nil, 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(real, wrapper)
+		}, []string{exe, real}, shellQuote(real)},
+	} {
+		if err := tt.setup(); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		exes, w := ticketBinaries(exe)
+		if !slices.Equal(exes, tt.exes) || w != tt.wrapper {
+			t.Errorf("%s: ticketBinaries = %v, %s; want %v, %s", tt.name, exes, w, tt.exes, tt.wrapper)
+		}
+	}
 }

@@ -14,10 +14,10 @@ func Start(string, Spec) (*Sandbox, error) { return nil, ErrUnsupported }
 func RunStage(string) error { return ErrUnsupported }
 
 // Verify fails: narrowd's sandbox needs Linux.
-func Verify(int, int, string) (Facts, error) { return Facts{}, ErrUnsupported }
+func Verify(int, int, ...string) (Facts, error) { return Facts{}, ErrUnsupported }
 
 // SameExecutable fails: narrowd's sandbox needs Linux.
-func SameExecutable(int, string) error { return ErrUnsupported }
+func SameExecutable(int, ...string) error { return ErrUnsupported }
 
 // LandlockABI is 0 off Linux.
 func LandlockABI() int { return 0 }

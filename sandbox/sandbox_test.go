@@ -468,6 +468,12 @@ func TestVerifyFromOutside(t *testing.T) {
 	if _, err := Verify(r.Pid, os.Getpid(), "/bin/sh"); err == nil {
 		t.Error("Verify accepted a sandbox that does not run the named binary")
 	}
+	if _, err := Verify(r.Pid, os.Getpid()); err == nil {
+		t.Error("Verify accepted a sandbox with no binary named")
+	}
+	if _, err := Verify(r.Pid, os.Getpid(), "/bin/sh", exe); err != nil {
+		t.Errorf("Verify refused a sandbox that runs the second binary named: %v", err)
+	}
 
 	// A plain child of the same binary: same parent, same exe, but no
 	// sandbox.

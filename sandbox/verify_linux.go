@@ -17,14 +17,14 @@ import (
 )
 
 // Verify checks, from outside and before anything is released, that pid
-// is a held sandbox: a child of the wrapper wrapperPid, running the
-// binary exe (narrowd), alive, in a network namespace and user namespace
-// other than the caller's, whose network namespace has only lo and no
-// TCP listener, with Seccomp 2 (filter), NoNewPrivs 1 and no capability
-// on every thread. The pidfd is opened before any /proc read and polled
+// is a held sandbox: a child of the wrapper wrapperPid, running one of
+// the binaries exes (narrowd, narrowd-exec), alive, in a network
+// namespace and user namespace other than the caller's, whose network
+// namespace has only lo and no TCP listener, with Seccomp 2 (filter),
+// NoNewPrivs 1 and no capability on every thread. The pidfd is opened before any /proc read and polled
 // after them, so the reads are of this process and not a recycled pid.
 // Landlock cannot be seen from outside; the lock stage reports its ABI.
-func Verify(pid, wrapperPid int, exe string) (Facts, error) {
+func Verify(pid, wrapperPid int, exes ...string) (Facts, error) {
 	f := Facts{Pid: pid}
 	if pid <= 1 || wrapperPid <= 1 {
 		return f, errors.New("no sandbox pid to verify")
@@ -43,7 +43,7 @@ func Verify(pid, wrapperPid int, exe string) (Facts, error) {
 	if st["PPid"] != strconv.Itoa(wrapperPid) {
 		return f, fmt.Errorf("pid %d is not the wrapper's child (parent %s, want %d)", pid, st["PPid"], wrapperPid)
 	}
-	if err := sameFile(proc+"/exe", exe); err != nil {
+	if err := sameAsOne(proc+"/exe", exes); err != nil {
 		return f, fmt.Errorf("pid %d does not run narrowd: %w", pid, err)
 	}
 	for _, ns := range []string{"net", "user"} {
@@ -139,10 +139,21 @@ func sameFile(a, b string) error {
 	return nil
 }
 
-// SameExecutable reports an error unless the process pid runs the binary
-// exe.
-func SameExecutable(pid int, exe string) error {
-	return sameFile("/proc/"+strconv.Itoa(pid)+"/exe", exe)
+// SameExecutable reports an error unless the process pid runs one of the
+// binaries exes (narrowd, and narrowd-exec beside it).
+func SameExecutable(pid int, exes ...string) error {
+	return sameAsOne("/proc/"+strconv.Itoa(pid)+"/exe", exes)
+}
+
+// sameAsOne reports an error unless a is the same file as one of bs.
+func sameAsOne(a string, bs []string) error {
+	err := errors.New("no binary to compare with")
+	for _, b := range bs {
+		if err = sameFile(a, b); err == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 // readStatus reads a /proc/PID/status file into its fields.

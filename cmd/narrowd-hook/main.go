@@ -19,5 +19,5 @@ import (
 
 func main() {
 	argv := os.Args[1:]
-	os.Exit(quickhook.Standalone(argv, func() error { return quickhook.ExecNarrowd(argv) }))
+	os.Exit(quickhook.Standalone(argv, func() error { return quickhook.ExecNarrowd("hook", argv) }))
 }

@@ -54,8 +54,8 @@ var built struct {
 	err  error
 }
 
-// Narrowd builds cmd/narrowd, and cmd/narrowd-hook beside it (see
-// [NarrowdHook]), once per test binary and returns narrowd's path. The
+// Narrowd builds cmd/narrowd, and cmd/narrowd-hook and cmd/narrowd-exec
+// beside it (see [NarrowdHook]), once per test binary and returns narrowd's path. The
 // directory is readable by every user, so an unprivileged test user can
 // run it. TestMain may call [RemoveNarrowd] after the tests.
 func Narrowd() (string, error) {
@@ -94,7 +94,8 @@ func build() (string, error) {
 		return "", fmt.Errorf("no go command to build narrowd: %w", err)
 	}
 	out, err := exec.Command(gobin, "build", "-o", dir+string(filepath.Separator),
-		"github.com/narrowd/narrowd/cmd/narrowd", "github.com/narrowd/narrowd/cmd/narrowd-hook").CombinedOutput()
+		"github.com/narrowd/narrowd/cmd/narrowd", "github.com/narrowd/narrowd/cmd/narrowd-hook",
+		"github.com/narrowd/narrowd/cmd/narrowd-exec").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}

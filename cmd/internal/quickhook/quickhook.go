@@ -229,11 +229,11 @@ func Standalone(argv []string, next func() error) int {
 	return code
 }
 
-// ExecNarrowd replaces the process with `narrowd hook` and argv, run from
-// the narrowd beside this executable: the directory it was started from,
-// else the one its file is in once links are resolved. It returns only
-// when neither can be run.
-func ExecNarrowd(argv []string) error {
+// ExecNarrowd replaces the process with `narrowd SUBCOMMAND` and argv,
+// run from the narrowd beside this executable: the directory it was
+// started from, else the one its file is in once links are resolved. It
+// returns only when neither can be run.
+func ExecNarrowd(subcommand string, argv []string) error {
 	var dirs []string
 	if d, _ := path.Split(os.Args[0]); d != "" {
 		dirs = append(dirs, d)
@@ -243,7 +243,7 @@ func ExecNarrowd(argv []string) error {
 			dirs = append(dirs, d)
 		}
 	}
-	args := append([]string{"narrowd", "hook"}, argv...)
+	args := append([]string{"narrowd", subcommand}, argv...)
 	err := errors.New("cannot find this executable")
 	for _, d := range dirs {
 		bin := path.Join(d, "narrowd")

@@ -192,13 +192,25 @@ type result struct {
 // (the sandbox stages' too). "TICKET" in args becomes a fresh ticket.
 func (w *world) run(args []string, extraEnv ...string) result {
 	w.t.Helper()
+	return w.runCommand([]string{w.bin, "exec"}, args, extraEnv)
+}
+
+// runSmall is run with narrowd-exec, the binary built beside narrowd,
+// in place of narrowd exec.
+func (w *world) runSmall(args []string, extraEnv ...string) result {
+	w.t.Helper()
+	return w.runCommand([]string{filepath.Join(filepath.Dir(w.bin), "narrowd-exec")}, args, extraEnv)
+}
+
+func (w *world) runCommand(command, args, extraEnv []string) result {
+	w.t.Helper()
 	args = slices.Clone(args)
 	for i, a := range args {
 		if a == "TICKET" {
 			args[i] = w.ticket()
 		}
 	}
-	cmd := exec.Command(w.bin, append([]string{"exec"}, args...)...)
+	cmd := exec.Command(command[0], append(command[1:], args...)...)
 	cmd.Env = w.env(append([]string{"GODEBUG=inittrace=1"}, extraEnv...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -230,11 +242,11 @@ func splitTrace(s string) (rest, trace string) {
 // engine, the metrics, net/http and main.
 var engineInit = regexp.MustCompile(`(?m)^init (cel\.dev/cel-go/(?:cel|parser|checker|interpreter) |github\.com/prometheus/client_golang/|net/http |main )`)
 
-// TestExecSameAsMain holds the early `narrowd exec` to main's: the same
-// stdout, stderr and exit code for each case, main's forced by a
-// --config of the same file (the early path leaves --config to main).
-// Each early case must not start the engine; each case left to main
-// must reach main.
+// TestExecSameAsMain holds the early `narrowd exec`, and narrowd-exec,
+// to main's: the same stdout, stderr and exit code for each case, main's
+// forced by a --config of the same file (the early path leaves --config
+// to main). Each early case must not start the engine; each case left to
+// main must reach main (narrowd-exec hands it to narrowd exec).
 func TestExecSameAsMain(t *testing.T) {
 	w := newWorld(t)
 	elsewhere := "XDG_RUNTIME_DIR=" + filepath.Join(w.dir, "elsewhere")
@@ -279,25 +291,30 @@ func TestExecSameAsMain(t *testing.T) {
 				}
 				forced = w.configFile
 			}
-			got := w.run(tt.args, tt.env...)
 			want := w.run(append([]string{"--config", forced}, tt.args...), tt.env...)
-			if got.stdout != want.stdout || got.stderr != want.stderr || got.code != want.code {
-				t.Errorf("narrowd exec %q:\n got  %q %q exit %d\nwant %q %q exit %d (main)", tt.args,
-					got.stdout, got.stderr, got.code, want.stdout, want.stderr, want.code)
-			}
-			if got.code != tt.code || !strings.Contains(got.stdout+got.stderr, tt.want) {
-				t.Errorf("narrowd exec %q: %q %q exit %d; want exit %d and %q", tt.args, got.stdout, got.stderr, got.code, tt.code, tt.want)
-			}
 			if !strings.Contains(want.trace, "\ninit main ") {
 				t.Errorf("--config did not reach main: %q", want.trace)
 			}
-			switch m := engineInit.FindAllString(got.trace, -1); {
-			case got.trace == "":
-				t.Errorf("no init trace")
-			case tt.early && len(m) > 0:
-				t.Errorf("the early exec initialised %q", m)
-			case !tt.early && !strings.Contains(got.trace, "\ninit main "):
-				t.Errorf("main did not run: %q", got.trace)
+			for _, how := range []struct {
+				name string
+				run  func([]string, ...string) result
+			}{{"narrowd exec", w.run}, {"narrowd-exec", w.runSmall}} {
+				got := how.run(tt.args, tt.env...)
+				if got.stdout != want.stdout || got.stderr != want.stderr || got.code != want.code {
+					t.Errorf("%s %q:\n got  %q %q exit %d\nwant %q %q exit %d (main)", how.name, tt.args,
+						got.stdout, got.stderr, got.code, want.stdout, want.stderr, want.code)
+				}
+				if got.code != tt.code || !strings.Contains(got.stdout+got.stderr, tt.want) {
+					t.Errorf("%s %q: %q %q exit %d; want exit %d and %q", how.name, tt.args, got.stdout, got.stderr, got.code, tt.code, tt.want)
+				}
+				switch m := engineInit.FindAllString(got.trace, -1); {
+				case got.trace == "":
+					t.Errorf("%s: no init trace", how.name)
+				case tt.early && len(m) > 0:
+					t.Errorf("%s: the early exec initialised %q", how.name, m)
+				case !tt.early && !strings.Contains(got.trace, "\ninit main "):
+					t.Errorf("%s: main did not run: %q", how.name, got.trace)
+				}
 			}
 		})
 	}
