@@ -398,8 +398,8 @@ func sandboxRecord(c *claim, f sandbox.Facts, abi int, verr error, now time.Time
 	} else {
 		rec.Decision, rec.PolicyRule, rec.Answer, rec.Outcome = "allow", "sandbox-exec", "exec", "allow"
 		rec.Reason = "narrowd verified its own sandbox from outside and released the command (ticket of call " + t.callID + ")"
-		facts := fmt.Sprintf("pid %d %s %s interfaces %v, seccomp %d (socket(AF_UNIX) and io_uring refused), no_new_privs %d, CapEff %s on all %d threads, verified at %s",
-			f.Pid, f.NetNS, f.UserNS, f.Interfaces, f.Seccomp, f.NoNewPrivs, f.CapEff, f.Threads, f.VerifiedAt.UTC().Format(time.RFC3339Nano))
+		facts := fmt.Sprintf("pid %d (%s) %s %s interfaces %v, seccomp %d (socket(AF_UNIX) and io_uring refused), no_new_privs %d, CapEff %s on all %d threads, verified at %s",
+			f.Pid, filepath.Base(f.Exe), f.NetNS, f.UserNS, f.Interfaces, f.Seccomp, f.NoNewPrivs, f.CapEff, f.Threads, f.VerifiedAt.UTC().Format(time.RFC3339Nano))
 		ev = append(ev,
 			rules.Evidence{Kind: "sandbox-exec", Strength: rules.Established, Subject: f.NetNS,
 				Detail: "no egress: " + facts, Effect: "egress<=none"},

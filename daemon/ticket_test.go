@@ -124,12 +124,14 @@ func TestTicketRunsExactCommandOnce(t *testing.T) {
 			} else {
 				ts.exes = ts.exes[1:]
 			}
-			ticketRunsExactCommandOnce(t, d, ws)
+			ticketRunsExactCommandOnce(t, d, ws, "("+filepath.Base(ts.exes[0])+")")
 		})
 	}
 }
 
-func ticketRunsExactCommandOnce(t *testing.T, d *testDaemon, ws string) {
+// ticketRunsExactCommandOnce runs the test; the sandbox check's
+// evidence must name the sandbox's binary as held.
+func ticketRunsExactCommandOnce(t *testing.T, d *testDaemon, ws, held string) {
 	reply, id := d.Server.Handle(agent.Claude, claudeAt(ws, "s1", "toolu_1", "make && make"), "socket", agent.Options{})
 	rewrite := rewriteOf(t, reply)
 	if strings.Contains(rewrite, "make") {
@@ -177,6 +179,9 @@ func ticketRunsExactCommandOnce(t *testing.T, d *testDaemon, ws string) {
 		}
 		var egress, scope bool
 		for _, e := range r.Verdict.Evidence {
+			if e.Kind == "sandbox-exec" && e.Effect == "egress<=none" && !strings.Contains(e.Detail, held) {
+				t.Errorf("the sandbox check does not name the binary %s: %s", held, e.Detail)
+			}
 			egress = egress || e.Kind == "sandbox-exec" && e.Strength == rules.Established && e.Effect == "egress<=none"
 			scope = scope || e.Kind == "sandbox-exec" && e.Strength == rules.Established && strings.HasPrefix(e.Effect, "scope<=")
 			if e.Kind == "agent-permission-mode" && e.Strength != rules.HostAsserted {

@@ -540,6 +540,12 @@ type AuditRecord struct {
 	PromptAvoidedEstimate bool   `json:"prompt_avoided_estimate"`
 	SessionKnown          bool   `json:"session_known"`
 	Error                 string `json:"error"`
+	Verdict               struct {
+		Evidence []struct {
+			Kind   string `json:"kind"`
+			Detail string `json:"detail"`
+		} `json:"evidence"`
+	} `json:"verdict"`
 }
 
 // Audit reads the daemon's audit log (audit.jsonl).

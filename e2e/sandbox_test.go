@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -12,9 +13,11 @@ func shellCall(n toolNames, cmd string) ToolCall {
 }
 
 // sandboxedBuild runs `make` once through a client and checks that it ran
-// in narrowd's sandbox: the daemon rewrote the call to narrowd exec
-// --ticket, the client ran the rewrite, the build wrote inside the
-// workspace and could not write outside or reach the network.
+// in narrowd's sandbox: the daemon rewrote the call to narrowd-exec
+// --ticket (built beside narrowd), the client ran the rewrite, the
+// daemon's check found narrowd-exec holding the sandbox, and the build
+// wrote inside the workspace and could not write outside or reach the
+// network.
 func sandboxedBuild(t *testing.T, w *World, n toolNames, run func(Scenario)) {
 	t.Helper()
 	sink := writeSandboxProbe(t, w)
@@ -26,14 +29,25 @@ func sandboxedBuild(t *testing.T, w *World, n toolNames, run func(Scenario)) {
 		t.Fatal("no tool result for make")
 	}
 	checkSandboxProbe(t, w, sink, res)
-	rewrites := 0
+	rewrites, held := 0, 0
 	for _, r := range w.Audit() {
 		if r.Outcome == "sandbox" && r.Answer == "sandbox" {
 			rewrites++
 		}
+		if r.Answer != "exec" {
+			continue
+		}
+		for _, e := range r.Verdict.Evidence {
+			if e.Kind == "sandbox-exec" && strings.Contains(e.Detail, "(narrowd-exec)") {
+				held++
+			}
+		}
 	}
 	if rewrites != 1 {
 		t.Errorf("%d hook answers rewrote a call to the sandbox, want 1", rewrites)
+	}
+	if held != 1 {
+		t.Errorf("%d sandbox checks found narrowd-exec holding the sandbox, want 1", held)
 	}
 }
 

@@ -459,6 +459,9 @@ func TestVerifyFromOutside(t *testing.T) {
 		t.Fatalf("Verify of a held sandbox: %v", err)
 	}
 	own, _ := os.Readlink("/proc/self/ns/net")
+	if f.Exe != exe {
+		t.Errorf("Verify names the binary %q, want %q", f.Exe, exe)
+	}
 	if f.NetNS == own || len(f.Interfaces) != 1 || f.Interfaces[0] != "lo" || f.Seccomp != 2 || f.NoNewPrivs != 1 {
 		t.Errorf("facts %+v (own netns %s)", f, own)
 	}
@@ -471,8 +474,8 @@ func TestVerifyFromOutside(t *testing.T) {
 	if _, err := Verify(r.Pid, os.Getpid()); err == nil {
 		t.Error("Verify accepted a sandbox with no binary named")
 	}
-	if _, err := Verify(r.Pid, os.Getpid(), "/bin/sh", exe); err != nil {
-		t.Errorf("Verify refused a sandbox that runs the second binary named: %v", err)
+	if f, err := Verify(r.Pid, os.Getpid(), "/bin/sh", exe); err != nil || f.Exe != exe {
+		t.Errorf("Verify of a sandbox that runs the second binary named: %q %v", f.Exe, err)
 	}
 
 	// A plain child of the same binary: same parent, same exe, but no

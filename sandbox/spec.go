@@ -52,7 +52,9 @@ type Ready struct {
 
 // Facts are what [Verify] observed from outside, for the evidence record.
 type Facts struct {
-	Pid        int       `json:"pid"`
+	Pid int `json:"pid"`
+	// Exe is the binary it runs, as named to Verify.
+	Exe        string    `json:"exe"`
 	NetNS      string    `json:"netns"`
 	UserNS     string    `json:"userns"`
 	Interfaces []string  `json:"interfaces"`

@@ -43,7 +43,7 @@ func Verify(pid, wrapperPid int, exes ...string) (Facts, error) {
 	if st["PPid"] != strconv.Itoa(wrapperPid) {
 		return f, fmt.Errorf("pid %d is not the wrapper's child (parent %s, want %d)", pid, st["PPid"], wrapperPid)
 	}
-	if err := sameAsOne(proc+"/exe", exes); err != nil {
+	if f.Exe, err = sameAsOne(proc+"/exe", exes); err != nil {
 		return f, fmt.Errorf("pid %d does not run narrowd: %w", pid, err)
 	}
 	for _, ns := range []string{"net", "user"} {
@@ -142,18 +142,19 @@ func sameFile(a, b string) error {
 // SameExecutable reports an error unless the process pid runs one of the
 // binaries exes (narrowd, and narrowd-exec beside it).
 func SameExecutable(pid int, exes ...string) error {
-	return sameAsOne("/proc/"+strconv.Itoa(pid)+"/exe", exes)
+	_, err := sameAsOne("/proc/"+strconv.Itoa(pid)+"/exe", exes)
+	return err
 }
 
-// sameAsOne reports an error unless a is the same file as one of bs.
-func sameAsOne(a string, bs []string) error {
+// sameAsOne returns the first of bs that is the same file as a.
+func sameAsOne(a string, bs []string) (string, error) {
 	err := errors.New("no binary to compare with")
 	for _, b := range bs {
 		if err = sameFile(a, b); err == nil {
-			return nil
+			return b, nil
 		}
 	}
-	return err
+	return "", err
 }
 
 // readStatus reads a /proc/PID/status file into its fields.
