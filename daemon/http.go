@@ -233,9 +233,11 @@ type Status struct {
 	// or "within D" after it.
 	AuditSync string `json:"audit_sync"`
 	// Sandbox reports that this daemon issues tickets for narrowd exec,
-	// each redeemable for TicketTTL.
-	Sandbox   bool   `json:"sandbox"`
-	TicketTTL string `json:"ticket_ttl,omitempty"`
+	// each redeemable for TicketTTL; SandboxWrapper is the command the
+	// rewrites start with (narrowd-exec, or narrowd exec).
+	Sandbox        bool   `json:"sandbox"`
+	TicketTTL      string `json:"ticket_ttl,omitempty"`
+	SandboxWrapper string `json:"sandbox_wrapper,omitempty"`
 	// Snapshots is the snapshot store's directory, or "off";
 	// SnapshotKeep how long snapshots are kept ("forever" when never
 	// pruned).
@@ -269,7 +271,7 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
 		st.AuditSync = "within " + d.String()
 	}
 	if s.tickets != nil {
-		st.TicketTTL = s.tickets.ttl.String()
+		st.TicketTTL, st.SandboxWrapper = s.tickets.ttl.String(), s.tickets.wrapper
 	}
 	if d := s.cfg.Engine.SnapshotDir; d != "" {
 		st.Snapshots, st.SnapshotKeep = d, s.cfg.SnapshotKeep.String()

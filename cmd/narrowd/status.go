@@ -51,6 +51,11 @@ func runStatus(ctx context.Context, e env, args []string) error {
 		mode = "allow at pre-tool"
 	}
 	fmt.Fprintf(w, "mode       %s\n", mode)
+	if st.Sandbox {
+		fmt.Fprintf(w, "sandbox    %s --ticket T (tickets live %s)\n", st.SandboxWrapper, st.TicketTTL)
+	} else {
+		fmt.Fprintf(w, "sandbox    off: this daemon issues no tickets (no Landlock, or no socket)\n")
+	}
 	if st.LastReloadErr != "" {
 		fmt.Fprintf(w, "reload     last reload failed: %s\n", st.LastReloadErr)
 	}
