@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -607,5 +608,89 @@ func TestListenLoopbackOnly(t *testing.T) {
 			t.Fatalf("ListenLoopback(%q): %v", addr, err)
 		}
 		ln.Close()
+	}
+}
+
+// TestAuditFullFilesystem fills a real filesystem (a small tmpfs) with
+// audit records, in both sync modes: a call whose record does not fit
+// gets a blocking reply and is counted, every call that was answered has
+// its record, no line is cut, and once there is space again records
+// flow. /dev/full (above) refuses every byte; a real disk takes part of
+// a batch and then refuses the rest.
+func TestAuditFullFilesystem(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("SKIPPED: mounting a small tmpfs needs root; TestAuditFailureBlocks covers ENOSPC with /dev/full")
+	}
+	for _, mode := range []struct {
+		name string
+		sync time.Duration
+	}{{"sync-after", 0}, {"sync-before", AuditSyncBeforeAnswer}} {
+		t.Run(mode.name, func(t *testing.T) {
+			dir := filepath.Join(shortDir(t), "audit")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			mount := func(args ...string) {
+				t.Helper()
+				if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
+					t.Fatalf("mount %v: %v: %s", args, err, out)
+				}
+			}
+			mount("-t", "tmpfs", "-o", "size=64k,mode=0700", "narrowd-test", dir)
+			t.Cleanup(func() { exec.Command("umount", dir).Run() })
+			d := startDaemon(t, func(c *Config) { c.AuditDir, c.AuditSyncWithin = dir, mode.sync })
+
+			// 64 KB holds a few dozen records; eight clients at once
+			// fill it with batches of several.
+			var mu sync.Mutex
+			var answered []string
+			blocked := 0
+			var wg sync.WaitGroup
+			for w := range 8 {
+				wg.Go(func() {
+					for i := range 60 {
+						env, err := d.client().Hook(context.Background(), "claude", mcpCall(fmt.Sprintf("full%d-%d", w, i)), nil)
+						mu.Lock()
+						switch {
+						case err != nil:
+							t.Errorf("hook: %v", err)
+						case env.ID != "":
+							answered = append(answered, env.ID)
+						case env.ExitCode == 2 && strings.Contains(string(env.Stdout), `"deny"`):
+							blocked++
+						default:
+							t.Errorf("a call without a record was not blocked: %+v %s", env, env.Stdout)
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			if blocked == 0 || len(answered) == 0 {
+				t.Fatalf("%d calls answered with a record, %d blocked: the filesystem never filled", len(answered), blocked)
+			}
+			recs := auditIDs(t, dir) // fails on a cut line
+			for _, id := range answered {
+				if recs[id] == nil {
+					t.Errorf("answered call %s has no audit record", id)
+				}
+			}
+			if len(recs) != len(answered) {
+				t.Errorf("%d records for %d answered calls: a blocked call's record was left behind", len(recs), len(answered))
+			}
+			if got := metricSum(d.scrape(t), "narrowd_audit_errors_total", nil); got != float64(blocked) {
+				t.Errorf("narrowd_audit_errors_total = %v, want %d", got, blocked)
+			}
+			t.Logf("%d answered, %d blocked, %d records", len(answered), blocked, len(recs))
+
+			mount("-o", "remount,size=1m", dir)
+			env, err := d.client().Hook(context.Background(), "claude", mcpCall("room"), nil)
+			if err != nil || env.ID == "" {
+				t.Fatalf("with space again: %+v %v", env, err)
+			}
+			if auditIDs(t, dir)[env.ID] == nil {
+				t.Fatal("record missing once there was space again")
+			}
+		})
 	}
 }
