@@ -130,6 +130,10 @@ type Store struct {
 	// process added since); recounted before refusing for the store
 	// budget, since another process may have pruned.
 	used int64
+
+	// indexDir shares fsyncs of the index directory among concurrent
+	// takes.
+	indexDir dirSync
 }
 
 var idPattern = regexp.MustCompile(`^[0-9a-f]{16,64}$`)
@@ -368,23 +372,27 @@ func (s *Store) writeIndex(snap Snapshot) error {
 		return err
 	}
 	dir := filepath.Join(s.dir, "index")
-	if err := writeFileSync(dir, s.indexPath(snap.ID), data, 0o600); err != nil {
+	if err := writeFileSync(dir, s.indexPath(snap.ID), data, &s.indexDir); err != nil {
 		return fmt.Errorf("snapshot index: %w", err)
 	}
 	return nil
 }
 
-func writeFileSync(dir, name string, data []byte, mode os.FileMode) error {
+// writeFileSync writes name (mode 0600, as CreateTemp makes it) through
+// a temporary file in dir: write, fsync, rename, and an fsync of dir
+// shared through ds.
+func writeFileSync(dir, name string, data []byte, ds *dirSync) error {
 	tmp, err := os.CreateTemp(dir, ".incoming-*")
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
+	renamed := false
+	defer func() {
+		if !renamed {
+			os.Remove(tmp.Name())
+		}
+	}()
 	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -398,7 +406,63 @@ func writeFileSync(dir, name string, data []byte, mode os.FileMode) error {
 	if err := os.Rename(tmp.Name(), name); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	renamed = true
+	return ds.sync(dir)
+}
+
+// dirSync is a group commit for one directory's fsync: a caller that has
+// just renamed a file into it needs an fsync that began after the
+// rename, and callers that arrive while one runs share the next.
+type dirSync struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	running bool
+	// begun counts fsyncs started; ok is the latest that succeeded and
+	// failed the latest that failed, with its error.
+	begun, ok, failed uint64
+	err               error
+	// fsync is syncDir unless a test sets it.
+	fsync func(dir string) error
+}
+
+// sync returns once an fsync of dir that began after the call has
+// ended: nil, or an error if it or a later one failed.
+func (d *dirSync) sync(dir string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cond.L == nil {
+		d.cond.L = &d.mu
+	}
+	want := d.begun + 1 // the first fsync that begins after now
+	for d.ok < want && d.failed < want {
+		if d.running {
+			d.cond.Wait()
+			continue
+		}
+		d.running = true
+		d.begun++
+		gen := d.begun
+		d.mu.Unlock()
+		fsync := d.fsync
+		if fsync == nil {
+			fsync = syncDir
+		}
+		err := fsync(dir)
+		d.mu.Lock()
+		d.running = false
+		if err != nil {
+			d.failed, d.err = gen, err
+		} else {
+			d.ok = gen
+		}
+		d.cond.Broadcast()
+	}
+	if d.failed >= want {
+		// Its own fsync, or a later one, failed: a later success would
+		// not prove the rename reached the disk.
+		return d.err
+	}
+	return nil
 }
 
 func syncDir(dir string) error {

@@ -502,3 +502,85 @@ func TestRestoreRecreatesDirectories(t *testing.T) {
 		t.Errorf("a/b/c.txt = %q, %v", got, err)
 	}
 }
+
+// TestDirSyncShares: callers that arrive while a directory fsync runs
+// share the next one; each caller's fsync begins after it arrived; a
+// failure reaches the callers it covers.
+func TestDirSyncShares(t *testing.T) {
+	dir := t.TempDir()
+	var d dirSync
+	const callers = 64
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			if err := d.sync(dir); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if d.begun == 0 || d.begun > callers || d.ok != d.begun {
+		t.Fatalf("%d callers: %d fsyncs begun, %d ok", callers, d.begun, d.ok)
+	}
+	t.Logf("%d callers shared %d fsyncs", callers, d.begun)
+
+	// Each call needs an fsync of its own time: one after another, each
+	// begins one.
+	before := d.begun
+	for range 3 {
+		if err := d.sync(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d.begun != before+3 {
+		t.Fatalf("3 calls in turn began %d fsyncs, want 3", d.begun-before)
+	}
+
+	// A directory that cannot be opened fails the caller, and a later
+	// success does not clear that caller's failure.
+	if err := d.sync(filepath.Join(dir, "missing")); err == nil {
+		t.Fatal("fsync of a missing directory succeeded")
+	}
+	if err := d.sync(dir); err != nil {
+		t.Fatalf("after a failure, a new fsync: %v", err)
+	}
+}
+
+// TestDirSyncWaitsForTheNext: a caller that arrives while an fsync runs
+// is not answered by it (it may have begun before the caller's rename),
+// but by the next.
+func TestDirSyncWaitsForTheNext(t *testing.T) {
+	entered, release := make(chan int, 4), make(chan struct{})
+	n := 0
+	d := dirSync{fsync: func(string) error {
+		n++ // under the running flag: one at a time
+		entered <- n
+		<-release
+		return nil
+	}}
+	first := make(chan error, 1)
+	go func() { first <- d.sync("x") }()
+	if got := <-entered; got != 1 {
+		t.Fatalf("fsync %d entered, want 1", got)
+	}
+	// The second caller comes after the first fsync began, whether it
+	// reaches sync before or after that fsync ends.
+	second := make(chan error, 1)
+	go func() { second <- d.sync("x") }()
+	release <- struct{}{}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-second:
+		t.Fatalf("the second caller returned (%v) on an fsync that began before it", err)
+	case got := <-entered:
+		if got != 2 {
+			t.Fatalf("fsync %d entered, want 2", got)
+		}
+	}
+	release <- struct{}{}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+}
