@@ -446,10 +446,17 @@ func (j *journal) setFile(f *os.File) {
 	j.fileMu.Unlock()
 }
 
-// drop closes the file after a failure; the next batch reopens it.
+// drop closes the file after a failure; the next batch reopens it. With
+// a syncer, what was written and acknowledged is fsynced first, since
+// the syncer will not see this handle again.
 func (j *journal) drop() {
 	j.fileMu.Lock()
 	if j.f != nil {
+		if j.syncWithin > 0 {
+			if err := j.sync(j.f); err != nil {
+				j.logErr(fmt.Errorf("failed to sync %s before reopening it: %w", j.path, err))
+			}
+		}
 		j.f.Close()
 		j.f = nil
 	}
