@@ -290,17 +290,7 @@ func (j *journal) next(lingered bool) (b *batch, lingering bool) {
 func (j *journal) run() {
 	defer close(j.done)
 	defer func() {
-		j.fileMu.Lock()
-		if j.f != nil {
-			if j.syncWithin > 0 {
-				if err := j.sync(j.f); err != nil {
-					j.logErr(fmt.Errorf("failed to sync %s on close: %w", j.path, err))
-				}
-			}
-			j.f.Close()
-			j.f = nil
-		}
-		j.fileMu.Unlock()
+		j.drop()
 		j.mu.Lock()
 		j.closed = true
 		b := j.cur
@@ -446,15 +436,15 @@ func (j *journal) setFile(f *os.File) {
 	j.fileMu.Unlock()
 }
 
-// drop closes the file after a failure; the next batch reopens it. With
-// a syncer, what was written and acknowledged is fsynced first, since
-// the syncer will not see this handle again.
+// drop closes the file, after a failure (the next batch reopens it) or
+// on close. With a syncer, what was written and acknowledged is fsynced
+// first, since the syncer will not see this handle again.
 func (j *journal) drop() {
 	j.fileMu.Lock()
 	if j.f != nil {
 		if j.syncWithin > 0 {
 			if err := j.sync(j.f); err != nil {
-				j.logErr(fmt.Errorf("failed to sync %s before reopening it: %w", j.path, err))
+				j.logErr(fmt.Errorf("failed to sync %s before closing it: %w", j.path, err))
 			}
 		}
 		j.f.Close()
