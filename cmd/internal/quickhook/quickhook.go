@@ -76,17 +76,13 @@ func ParseArgs(argv []string) (a Args, ok bool) {
 			pos = append(pos, arg)
 			continue
 		}
-		name := arg[1:]
-		if name[0] == '-' {
-			name = name[1:]
-		}
-		if name == "" || name[0] == '-' || name[0] == '=' {
+		name, value, hasValue, ok := FlagSyntax(arg)
+		if !ok {
 			return a, false
 		}
-		name, value, hasValue := cut(name, '=')
 		switch name {
 		case "offline", "interactive":
-			b, err := boolFlag(value, hasValue)
+			b, err := BoolFlag(value, hasValue)
 			if err != nil {
 				return a, false
 			}
@@ -131,9 +127,26 @@ func ParseArgs(argv []string) (a Args, ok bool) {
 	return a, true
 }
 
-// boolFlag is a boolean flag's value: true when given bare, as package
+// FlagSyntax reads arg, a "-" and at least one more byte, as package
+// flag reads a flag: -name or --name, then =value or nothing (the '='
+// cannot be the name's first byte). ok is false for a name package flag
+// refuses: empty, or starting with '-' or '='. Both early parsers, the
+// hook's and exec's, read flags through it.
+func FlagSyntax(arg string) (name, value string, hasValue, ok bool) {
+	name = arg[1:]
+	if name[0] == '-' {
+		name = name[1:]
+	}
+	if name == "" || name[0] == '-' || name[0] == '=' {
+		return "", "", false, false
+	}
+	name, value, hasValue = cut(name, '=')
+	return name, value, hasValue, true
+}
+
+// BoolFlag is a boolean flag's value: true when given bare, as package
 // flag reads -name.
-func boolFlag(value string, hasValue bool) (bool, error) {
+func BoolFlag(value string, hasValue bool) (bool, error) {
 	if !hasValue {
 		return true, nil
 	}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -60,30 +59,14 @@ func ParseExec(argv []string) (a ExecArgs, ok bool) {
 			argv = argv[1:]
 			break
 		}
-		name := s[1:]
-		if name[0] == '-' {
-			name = name[1:]
-		}
-		if name == "" || name[0] == '-' || name[0] == '=' {
+		name, value, hasValue, ok := quickhook.FlagSyntax(s)
+		if !ok {
 			return a, false
 		}
 		argv = argv[1:]
-		var value string
-		hasValue := false
-		// The '=' cannot be the first byte, as in package flag.
-		for i := 1; i < len(name); i++ {
-			if name[i] == '=' {
-				name, value, hasValue = name[:i], name[i+1:], true
-				break
-			}
-		}
 		switch name {
 		case "confine":
-			if !hasValue {
-				a.Confine = true
-				continue
-			}
-			b, err := strconv.ParseBool(value)
+			b, err := quickhook.BoolFlag(value, hasValue)
 			if err != nil {
 				return a, false
 			}
