@@ -89,17 +89,11 @@ type Reply struct {
 // Failures to reach the daemon wrap [ErrUnreachable]; an answer that is not
 // a well-formed reply is an [*UnusableError].
 func Ask(socket string, deadline time.Time, req Request) (Reply, error) {
-	conn, err := dial(socket, deadline)
+	conn, err := connect(socket, deadline)
 	if err != nil {
 		return Reply{}, unreachable(err)
 	}
 	defer conn.Close()
-	if err := conn.SetDeadline(deadline); err != nil {
-		return Reply{}, unreachable(err)
-	}
-	if err := samePeer(conn, socket); err != nil {
-		return Reply{}, unreachable(err)
-	}
 	if _, err := conn.Write(Encode(req)); err != nil {
 		return Reply{}, unreachable(err)
 	}
@@ -108,6 +102,24 @@ func Ask(socket string, deadline time.Time, req Request) (Reply, error) {
 		return Reply{}, unreachable(err)
 	}
 	return Decode(resp)
+}
+
+// connect dials the daemon's socket with deadline set on the connection,
+// and checks that the daemon runs as this user.
+func connect(socket string, deadline time.Time) (*os.File, error) {
+	conn, err := dial(socket, deadline)
+	if err != nil {
+		return nil, err
+	}
+	if err := conn.SetDeadline(deadline); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if err := samePeer(conn, socket); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
 }
 
 // unreachableError wraps [ErrUnreachable] with its cause.
@@ -351,21 +363,15 @@ func Post(ctx context.Context, socket string, deadline time.Time, path string, b
 	if err := ctx.Err(); err != nil {
 		return Response{}, unreachable(err)
 	}
-	conn, err := dial(socket, deadline)
+	conn, err := connect(socket, deadline)
 	if err != nil {
 		return Response{}, unreachable(err)
 	}
 	defer conn.Close()
-	if err := conn.SetDeadline(deadline); err != nil {
-		return Response{}, unreachable(err)
-	}
 	// A done ctx ends the exchange at once: a past deadline wakes the
 	// blocked read or write.
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	if err := samePeer(conn, socket); err != nil {
-		return Response{}, unreachable(err)
-	}
 	head := "POST " + path + " HTTP/1.1\r\nHost: narrowd\r\nContent-Type: application/json\r\nContent-Length: " +
 		strconv.Itoa(len(body)) + "\r\nConnection: close\r\n\r\n"
 	if _, err := conn.Write(append([]byte(head), body...)); err != nil {
