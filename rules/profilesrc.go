@@ -111,7 +111,9 @@ func indexSource(src string) *srcIndex {
 					closeStr = q
 					if key == "when" && idx.inRule {
 						b := &idx.rules[len(idx.rules)-1]
-						b.whenMulti, b.whenNextLine = true, rest == ""
+						// TOML drops a newline right after the
+						// opening quotes, not one after spaces.
+						b.whenMulti, b.whenNextLine = true, rest == "" && strings.HasSuffix(text, q)
 					}
 				}
 				break

@@ -1,6 +1,10 @@
 package rules
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+)
 
 func TestIndexSource(t *testing.T) {
 	t.Parallel()
@@ -54,5 +58,28 @@ func TestIndexSource(t *testing.T) {
 	}
 	if b := idx.rule(1); !b.whenMulti || b.whenNextLine {
 		t.Errorf("rule 2 when: multi %v next %v", b.whenMulti, b.whenNextLine)
+	}
+}
+
+// TestIndexSourceSpaceAfterQuotes: a multi-line `when` whose opening
+// quotes are followed by spaces keeps its first line (" "), so the
+// expression's line 2 is the next line of the file (found by
+// FuzzLoadProfile: an error was placed past the file's end).
+func TestIndexSourceSpaceAfterQuotes(t *testing.T) {
+	t.Parallel()
+	for _, src := range []string{"[[rule]]\nwhen=''' \nA'''", "[[rule]]\nwhen = \"\"\"\t\r\nA\"\"\""} {
+		if b := indexSource(src).rule(0); !b.whenMulti || b.whenNextLine {
+			t.Errorf("%q: multi %v next %v, want a multi-line when whose first line is kept", src, b.whenMulti, b.whenNextLine)
+		}
+	}
+	_, err := LoadProfile("p.toml", []byte("[[rule]]\nwhen=''' \nA'''"))
+	pe, ok := errors.AsType[*ProfileError](err)
+	if !ok {
+		t.Fatalf("error %v, want a *ProfileError", err)
+	}
+	for _, pr := range pe.Problems {
+		if strings.Contains(pr.Message, "when:") && pr.Line != 3 {
+			t.Errorf("when's problem at line %d, want 3 (the A): %v", pr.Line, pr)
+		}
 	}
 }
