@@ -180,6 +180,7 @@ func (e *Engine) JudgeAs(id string, call rules.Call, sess rules.Session) (v rule
 	ceiling := entry.Labels
 	want := e.mayPreserve(id, call)
 	ev, targets, complete := e.evidence(entry.Input, call, mcp, want)
+	ev = proofs.Limit(ev)
 	if want {
 		ev = append(ev, e.preserve(id, targets, complete, ceiling, ev)...)
 	}
@@ -221,12 +222,12 @@ func findings(ev []rules.Evidence) string {
 		switch e.Kind {
 		case "parse-error", "unproven", "unknown-command", "privileged", "runs-code",
 			"path-outside", "sensitive-name", "sensitive-word", "link-escape",
-			"git-config-runs-code", "network-redirect", "pattern-escapes", "missing-argument":
+			"git-config-runs-code", "network-redirect", "pattern-escapes", "missing-argument", "over-budget":
 		default:
 			continue
 		}
 		part := e.Kind + ": " + e.Subject
-		if e.Kind == "path-outside" || e.Kind == "parse-error" || e.Kind == "link-escape" || e.Kind == "git-config-runs-code" {
+		if e.Kind == "path-outside" || e.Kind == "parse-error" || e.Kind == "over-budget" || e.Kind == "link-escape" || e.Kind == "git-config-runs-code" {
 			part = e.Kind + ": " + e.Detail
 		}
 		if len(part) > 160 {

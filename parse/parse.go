@@ -105,6 +105,9 @@ func Parse(src string) (*Script, error) {
 		}
 		return nil, &Error{Pos: Pos{Line: line, Col: col}, Text: what + " in script"}
 	}
+	if err := preScan(src); err != nil {
+		return nil, err
+	}
 	p := parsers.Get().(*syntax.Parser)
 	f, err := p.Parse(strings.NewReader(src), "")
 	// Parse resets every piece of state it reads, and the tree it
@@ -113,6 +116,9 @@ func Parse(src string) (*Script, error) {
 	parsers.Put(p)
 	if err != nil {
 		return nil, toError(err)
+	}
+	if err := checkTree(f); err != nil {
+		return nil, err
 	}
 	w := walker{src: src, s: &Script{}}
 	if !mentions(src, f, "PWD") {

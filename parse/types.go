@@ -17,6 +17,10 @@ func (p Pos) String() string { return strconv.Itoa(p.Line) + ":" + strconv.Itoa(
 type Error struct {
 	Pos  Pos
 	Text string
+	// Budget reports text narrowd did not analyse because it exceeds
+	// the analysis budget (errors.Is(err, ErrBudget)), not a syntax
+	// error.
+	Budget bool
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Pos, e.Text) }

@@ -1,6 +1,7 @@
 package proofs
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -18,6 +19,10 @@ import (
 func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 	var c claims
 	if a.Err != nil {
+		if errors.Is(a.Err, parse.ErrBudget) {
+			c.add("over-budget", rules.Proven, "command", "narrowd did not analyse the command: "+a.Err.Error(), effectNone)
+			return c.ev
+		}
 		c.add("parse-error", rules.Proven, "command", "narrowd could not parse the command: "+a.Err.Error(), effectNone)
 		return c.ev
 	}
