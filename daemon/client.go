@@ -92,12 +92,37 @@ func (c *Client) HookEvent(ctx context.Context, name, event string, payload []by
 		return Envelope{Reply: agent.Reply{Stdout: r.Stdout, Stderr: string(r.Stderr), ExitCode: r.ExitCode}, ID: r.ID}, nil
 	}
 	// A daemon from before the raw reply.
-	var env Envelope
-	if err := json.Unmarshal(r.JSON, &env); err != nil {
-		return Envelope{}, &hookclient.UnusableError{Why: "a malformed envelope"}
+	env, err := decodeEnvelope(r.JSON)
+	if err != nil {
+		return Envelope{}, err
 	}
 	if err := hookclient.CheckExitCode(env.ExitCode); err != nil {
 		return Envelope{}, err
+	}
+	return env, nil
+}
+
+// decodeEnvelope reads a reply envelope strictly: one JSON object with
+// stdout, stderr and exit_code all present (stdout may be null, as an
+// empty one is encoded), exit_code a number. Decoded loosely, {} or null
+// from a listener that is not narrowd became a zero envelope, exit 0
+// with empty output: an abstain, which lets the call run.
+func decodeEnvelope(b []byte) (Envelope, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil || fields == nil {
+		return Envelope{}, &hookclient.UnusableError{Why: "a malformed envelope"}
+	}
+	for _, k := range [...]string{"stdout", "stderr", "exit_code"} {
+		if _, ok := fields[k]; !ok {
+			return Envelope{}, &hookclient.UnusableError{Why: "an envelope without " + k}
+		}
+	}
+	if string(fields["exit_code"]) == "null" || string(fields["stderr"]) == "null" {
+		return Envelope{}, &hookclient.UnusableError{Why: "an envelope without an exit code"}
+	}
+	var env Envelope
+	if err := json.Unmarshal(b, &env); err != nil {
+		return Envelope{}, &hookclient.UnusableError{Why: "a malformed envelope"}
 	}
 	return env, nil
 }

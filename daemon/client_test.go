@@ -24,6 +24,15 @@ func TestClientOlderDaemon(t *testing.T) {
 		{"allow", `{"stdout":null,"stderr":"","exit_code":0}`, Envelope{}, false},
 		{"exit 1", `{"stdout":null,"stderr":"","exit_code":1}`, Envelope{}, true},
 		{"not json", `{"stdout":`, Envelope{}, true},
+		// A listener that is not narrowd: an envelope missing its
+		// fields is no abstain.
+		{"empty object", `{}`, Envelope{}, true},
+		{"null", `null`, Envelope{}, true},
+		{"array", `[]`, Envelope{}, true},
+		{"no exit code", `{"stdout":null,"stderr":""}`, Envelope{}, true},
+		{"null exit code", `{"stdout":null,"stderr":"","exit_code":null}`, Envelope{}, true},
+		{"no stdout", `{"stderr":"","exit_code":0}`, Envelope{}, true},
+		{"exit code as text", `{"stdout":null,"stderr":"","exit_code":"0"}`, Envelope{}, true},
 	}
 	cases[0].want.Stdout, cases[0].want.Stderr, cases[0].want.ExitCode = []byte("{}\n"), "no\n", 2
 	for _, tc := range cases {
