@@ -52,6 +52,7 @@ type Record struct {
 	// HTTP hook).
 	Via string `json:"via"`
 	// Answer is what narrowd told the agent: allow, sandbox, ask, deny,
+	// abandoned (the client had stopped waiting: nobody received it),
 	// abstain (it would allow, and left the call to the agent's own
 	// permission flow) or error (it failed safe with a blocking reply).
 	Answer string `json:"answer"`
@@ -70,8 +71,14 @@ type Record struct {
 	SessionKnown bool           `json:"session_known"`
 	Verdict      *rules.Verdict `json:"verdict,omitempty"`
 	// Error is the internal failure behind an error answer.
-	Error      string `json:"error,omitempty"`
-	DurationUS int64  `json:"duration_us"`
+	Error string `json:"error,omitempty"`
+	// Corrects marks a record written after the record with the same
+	// ID, which it corrects: the first was still being written when its
+	// call gave up waiting for it and was answered with a block, so the
+	// answer it states is not the one the agent received. [ReadAudit]
+	// applies corrections.
+	Corrects   bool  `json:"corrects,omitempty"`
+	DurationUS int64 `json:"duration_us"`
 }
 
 // Time parses the record's timestamp.
@@ -231,7 +238,12 @@ const maxPooledRecord = 64 << 10
 func (a *Audit) Append(r *Record) error {
 	bp := recordBufs.Get().(*[]byte)
 	b := append(appendRecord((*bp)[:0], r), '\n')
-	err := a.j.AppendWithin(b, a.timeout)
+	err := a.j.AppendWithin(b, a.timeout, func() []byte {
+		c := *r
+		c.Answer, c.Corrects, c.Verdict = "error", true, nil
+		c.Error = "the record was not written in time, so the agent was answered with a block"
+		return append(appendRecord(nil, &c), '\n')
+	})
 	// The journal copied the line: the buffer is free whatever happened.
 	if cap(b) <= maxPooledRecord {
 		*bp = b[:0]
@@ -288,16 +300,46 @@ func rotatedAuditFiles(dir string) ([]string, error) {
 
 // ReadAudit calls fn for every record in the audit log in dir, oldest
 // first, across rotated files. A line that does not parse (a record torn
-// by a crash before it was acknowledged) is skipped. fn returning an error
-// stops the walk with that error.
+// by a crash before it was acknowledged) is skipped. A correction
+// ([Record.Corrects]) is applied to the record it corrects, whose answer
+// and error it replaces, and is not itself passed to fn unless that
+// record is missing. fn returning an error stops the walk with that
+// error.
 func ReadAudit(dir string, fn func(*Record) error) error {
 	files, err := rotatedAuditFiles(dir)
 	if err != nil {
 		return fmt.Errorf("failed to list audit files: %w", err)
 	}
 	files = append(files, filepath.Join(dir, auditName))
+	// Corrections are rare: a first pass finds them.
+	corrections := map[string]*Record{}
 	for _, p := range files {
-		if err := readAuditFile(p, fn); err != nil {
+		err := readAuditFile(p, func(r *Record) error {
+			if r.Corrects {
+				corrections[r.ID] = r
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, p := range files {
+		err := readAuditFile(p, func(r *Record) error {
+			if r.Corrects {
+				if _, pending := corrections[r.ID]; !pending {
+					return nil // applied to its record
+				}
+				delete(corrections, r.ID)
+				return fn(r) // its record is missing
+			}
+			if c, ok := corrections[r.ID]; ok {
+				r.Answer, r.Error = c.Answer, c.Error
+				delete(corrections, r.ID)
+			}
+			return fn(r)
+		})
+		if err != nil {
 			return err
 		}
 	}

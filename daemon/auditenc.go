@@ -52,6 +52,9 @@ func appendRecord(b []byte, r *Record) []byte {
 		b = appendVerdict(b, r.Verdict)
 	}
 	b = appendOmitEmpty(b, `,"error":`, r.Error)
+	if r.Corrects {
+		b = append(b, `,"corrects":true`...)
+	}
 	b = append(b, `,"duration_us":`...)
 	b = strconv.AppendInt(b, r.DurationUS, 10)
 	return append(b, '}')

@@ -35,7 +35,7 @@ func fullRecord() *Record {
 			CeilingOutcome: rules.Outcome(7),
 			RiskClass:      "read_only",
 		},
-		Error: "boom", DurationUS: 1234,
+		Error: "boom", Corrects: true, DurationUS: 1234,
 	}
 }
 

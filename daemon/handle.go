@@ -32,6 +32,16 @@ func (s *Server) Handle(name string, payload []byte, via string, opt agent.Optio
 // known (narrowd hook --event), as [agent.DecodeEvent] reads it; "" is
 // the same as Handle.
 func (s *Server) HandleEvent(name, event string, payload []byte, via string, opt agent.Options) (reply agent.Reply, id string) {
+	return s.handle(name, event, payload, via, opt, time.Time{})
+}
+
+// handle is [Server.HandleEvent] for a client that stops waiting at
+// deadline (the zero time: never). A call that reaches the daemon after
+// it, as calls queued while the daemon was stopped do, is not judged:
+// the shim has answered it in-process, so it is recorded as abandoned.
+// A call whose judgement ends after it is recorded as abandoned too, with
+// its verdict: the answer reached nobody.
+func (s *Server) handle(name, event string, payload []byte, via string, opt agent.Options, deadline time.Time) (reply agent.Reply, id string) {
 	start := time.Now()
 	var call rules.Call
 	defer func() {
@@ -53,6 +63,9 @@ func (s *Server) HandleEvent(name, event string, payload []byte, via string, opt
 		}
 		s.recordRan(call)
 		return agent.Abstain(name, call), ""
+	}
+	if gone(deadline) {
+		return s.abandon(name, call, via, start), ""
 	}
 
 	// Counted until its record is appended: the audit's writer waits
@@ -89,6 +102,11 @@ func (s *Server) HandleEvent(name, event string, payload []byte, via string, opt
 	}
 
 	answer, reply, avoided, estimate := s.answer(call, v, opt)
+	if gone(deadline) {
+		// Judged, but the client had stopped waiting: nobody received
+		// this answer.
+		answer, avoided, estimate = "abandoned", false, false
+	}
 	rec := newRecord(id, call, v, sess, via, answer, s.cfg.now())
 	rec.PromptAvoided, rec.PromptAvoidedEstimate = avoided, estimate
 	rec.DurationUS = time.Since(start).Microseconds()
@@ -198,6 +216,42 @@ func (s *Server) recordRan(call rules.Call) {
 		s.log.Error("session history write failed; the session is now unknown", "agent", call.Agent, "err", err)
 		s.sessions.forget(call.Agent, call.Session)
 	}
+}
+
+// gone reports that a client's deadline has passed.
+func gone(deadline time.Time) bool { return !deadline.IsZero() && time.Now().After(deadline) }
+
+// abandon records a call that reached the daemon after its client had
+// stopped waiting, unjudged, and answers it with a block nobody reads.
+func (s *Server) abandon(name string, call rules.Call, via string, start time.Time) agent.Reply {
+	const reason = "the client stopped waiting before narrowd judged the call; the shim answered it in-process"
+	rec := &Record{
+		ID:              newID(),
+		ToolName:        call.Tool,
+		RiskClass:       "unknown",
+		SideEffectClass: "unknown",
+		ResourceScope:   "unknown",
+		Decision:        "deny",
+		PolicyRule:      "abandoned",
+		Reason:          reason,
+		Timestamp:       s.cfg.now().UTC().Format(time.RFC3339Nano),
+		Agent:           call.Agent,
+		Event:           call.Event,
+		Phase:           string(call.Phase),
+		Session:         call.Session,
+		Cwd:             call.Cwd,
+		ToolUseID:       call.ID,
+		Summary:         summarize(call.Input),
+		Via:             via,
+		Answer:          "abandoned",
+		DurationUS:      time.Since(start).Microseconds(),
+	}
+	s.metrics.decisions.WithLabelValues(agentLabel(name), s.metrics.toolLabel(name, call.Tool), "abandoned").Inc()
+	if err := s.audit.Append(rec); err != nil {
+		s.metrics.auditErrors.Inc()
+		s.log.Error("audit write failed", "err", err)
+	}
+	return agent.Fail(name, call, reason)
 }
 
 // failDecode answers a payload that did not decode: a blocking reply,

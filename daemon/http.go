@@ -138,6 +138,16 @@ func queryGet(query, key string) string {
 	return q.Get(key)
 }
 
+// queryDeadline is the shim's deadline in a query (the zero time if it
+// sent none or a malformed one).
+func queryDeadline(query string) time.Time {
+	ms, err := strconv.ParseInt(queryGet(query, hookclient.DeadlineParam), 10, 64)
+	if err != nil || ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
 // serveShim answers the shim: the request body is the agent's raw payload,
 // the optional event query parameter the hook's configured event (narrowd
 // hook --event), the response [Server.shimAnswer].
@@ -162,7 +172,7 @@ func (s *Server) shimAnswer(name, query, accept string, payload []byte, readErr 
 		env.Reply = s.refuse(name, "socket", readErr)
 	} else {
 		opt := agent.Options{Interactive: s.interactive(query)}
-		env.Reply, env.ID = s.HandleEvent(name, queryGet(query, "event"), payload, "socket", opt)
+		env.Reply, env.ID = s.handle(name, queryGet(query, "event"), payload, "socket", opt, queryDeadline(query))
 	}
 	if accept == hookclient.RawReplyType {
 		header("Content-Type", hookclient.RawReplyType)

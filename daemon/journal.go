@@ -104,9 +104,33 @@ type journalOptions struct {
 type batch struct {
 	buf []byte
 	n   int
+	// ends are the end offsets in buf of each append's line, in order;
+	// a withdrawn line is empty.
+	ends []int
+	// taken: the writer swapped the batch out and writes it; its lines
+	// can no longer be withdrawn. finished: the write is over, and late
+	// lines can no longer join it. Both are set under the journal's mu.
+	taken, finished bool
+	// late are lines of appenders that gave up on the batch while it
+	// was being written (corrections): written after it.
+	late []byte
 	// done is closed once err is set: the batch is on disk, or failed.
 	done chan struct{}
 	err  error
+}
+
+// withdraw removes line i from a batch the writer has not taken.
+func (b *batch) withdraw(i int) {
+	start := 0
+	if i > 0 {
+		start = b.ends[i-1]
+	}
+	n := b.ends[i] - start
+	b.buf = append(b.buf[:start], b.buf[b.ends[i]:]...)
+	for k := i; k < len(b.ends); k++ {
+		b.ends[k] -= n
+	}
+	b.n--
 }
 
 // maxBatch bounds how many lines share one fsync: an append finding the
@@ -182,17 +206,27 @@ func syncDir(dir string) error {
 
 // Append writes line (which must end in a newline) durably.
 func (j *journal) Append(line []byte) error {
-	return j.AppendWithin(line, 0)
+	return j.AppendWithin(line, 0, nil)
 }
 
-// errSlow reports that the disk did not take a line in time.
-var errSlow = errors.New("write not acknowledged in time")
+var (
+	// errSlow reports that the disk did not take a line in time.
+	errSlow = errors.New("write not acknowledged in time")
+	// errWithdrawn reports a line given up on before the writer took
+	// it: it is not written at all.
+	errWithdrawn = errors.New("not written in time, and withdrawn")
+)
 
-// AppendWithin is Append that gives up after timeout (0: never). A line
-// given up on may still reach the file later; the caller must treat the
-// call as failed either way. The line is copied: the caller may reuse it
-// as soon as AppendWithin returns.
-func (j *journal) AppendWithin(line []byte, timeout time.Duration) error {
+// AppendWithin is Append that gives up after timeout (0: never). The
+// caller must treat the call as failed either way, and the file says
+// exactly what happened: a line still waiting for the writer is
+// withdrawn and never written (errWithdrawn); a line whose batch is
+// being written may still reach the file, so the line late returns,
+// when late is not nil, is written after that batch, for readers to
+// correct it (errSlow). late runs only then, under the journal's lock.
+// line is copied: the caller may reuse it as soon as AppendWithin
+// returns.
+func (j *journal) AppendWithin(line []byte, timeout time.Duration, late func() []byte) error {
 	j.mu.Lock()
 	if j.closed {
 		j.mu.Unlock()
@@ -200,6 +234,8 @@ func (j *journal) AppendWithin(line []byte, timeout time.Duration) error {
 	}
 	b := j.cur
 	b.buf = append(b.buf, line...)
+	b.ends = append(b.ends, len(b.buf))
+	idx := len(b.ends) - 1
 	b.n++
 	wake := j.writerIdle || b.n >= maxBatch ||
 		(j.lingering && int64(b.n) >= j.coming.Load())
@@ -228,6 +264,23 @@ func (j *journal) AppendWithin(line []byte, timeout time.Duration) error {
 	case <-b.done:
 		return b.err
 	case <-t.C:
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case b.finished:
+		// The write ended as the timer fired: its result stands.
+		j.mu.Unlock()
+		<-b.done
+		j.mu.Lock()
+		return b.err
+	case !b.taken:
+		b.withdraw(idx)
+		return fmt.Errorf("%s: %w", j.path, errWithdrawn)
+	default:
+		if late != nil {
+			b.late = append(b.late, late()...)
+		}
 		return fmt.Errorf("%s: %w", j.path, errSlow)
 	}
 }
@@ -284,7 +337,25 @@ func (j *journal) next(lingered bool) (b *batch, lingering bool) {
 	j.cur = &batch{buf: j.spare[:0], done: make(chan struct{})}
 	j.spare = nil
 	j.writerIdle, j.lingering = false, false
+	b.taken = true
 	return b, false
+}
+
+// finish ends batch b's write: late lines of appenders that gave up on
+// it join the open batch, to be written next.
+func (j *journal) finish(b *batch) {
+	j.mu.Lock()
+	b.finished = true
+	if len(b.late) > 0 && !j.closed {
+		j.cur.buf = append(j.cur.buf, b.late...)
+		j.cur.ends = append(j.cur.ends, len(j.cur.buf))
+		j.cur.n++
+		select {
+		case j.kick <- struct{}{}:
+		default:
+		}
+	}
+	j.mu.Unlock()
 }
 
 func (j *journal) run() {
@@ -331,6 +402,7 @@ func (j *journal) run() {
 			}
 		}
 		b.err = j.write(b.buf)
+		j.finish(b)
 		close(b.done)
 		// The waiters read only done and err: the buffer is free.
 		if cap(b.buf) <= maxSpareBatch {

@@ -334,22 +334,53 @@ func TestJournalSlowDiskFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.AppendWithin([]byte("one\n"), time.Second); err != nil {
+	if err := j.AppendWithin([]byte("one\n"), time.Second, nil); err != nil {
 		t.Fatal(err)
 	}
+	late := func(s string) func() []byte { return func() []byte { return []byte(s) } }
 	start := time.Now()
-	err = j.AppendWithin([]byte("two\n"), 200*time.Millisecond)
+	// "two" is in the batch the writer is stuck on: it may still reach
+	// the file, so its correction is written after it.
+	err = j.AppendWithin([]byte("two\n"), 200*time.Millisecond, late("two corrected\n"))
 	if !errors.Is(err, errSlow) || time.Since(start) > 2*time.Second {
 		t.Fatalf("append to a stuck disk: %v after %v", err, time.Since(start))
 	}
-	err = j.AppendWithin([]byte("three\n"), 100*time.Millisecond)
-	if !errors.Is(err, errSlow) {
+	// "three" waits for the writer: it is withdrawn, never written.
+	err = j.AppendWithin([]byte("three\n"), 100*time.Millisecond, late("three corrected\n"))
+	if !errors.Is(err, errWithdrawn) {
 		t.Fatalf("second append to a stuck disk: %v", err)
 	}
 	close(stuck)
 	j.Close()
 	if err := j.Append([]byte("four\n")); !errors.Is(err, errClosed) {
 		t.Fatalf("append after close: %v", err)
+	}
+	b, err := os.ReadFile(j.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), "one\ntwo\ntwo corrected\n"; got != want {
+		t.Errorf("file holds %q, want %q", got, want)
+	}
+}
+
+// TestJournalWithdrawKeepsOthers: a line withdrawn from the middle of a
+// batch leaves the lines before and after it whole.
+func TestJournalWithdrawKeepsOthers(t *testing.T) {
+	b := &batch{}
+	for _, l := range []string{"a\n", "bb\n", "ccc\n"} {
+		b.buf = append(b.buf, l...)
+		b.ends = append(b.ends, len(b.buf))
+		b.n++
+	}
+	b.withdraw(1)
+	if string(b.buf) != "a\nccc\n" || b.n != 2 {
+		t.Fatalf("after withdrawing the middle line: %q, n %d", b.buf, b.n)
+	}
+	b.withdraw(2)
+	b.withdraw(0)
+	if len(b.buf) != 0 || b.n != 0 {
+		t.Fatalf("after withdrawing all: %q, n %d", b.buf, b.n)
 	}
 }
 
@@ -451,5 +482,34 @@ func TestSessionsGapWrittenLater(t *testing.T) {
 	}
 	if !s.Get("claude", "x").Known {
 		t.Fatal("other session lost")
+	}
+}
+
+// TestReadAuditAppliesCorrections: a record whose call was answered with
+// a block after it was written is read with the answer the agent got.
+func TestReadAuditAppliesCorrections(t *testing.T) {
+	dir := t.TempDir()
+	var lines []byte
+	for _, r := range []Record{
+		{ID: "r1", Answer: "abstain"},
+		{ID: "r2", Answer: "allow"},
+		{ID: "r1", Answer: "error", Error: "late", Corrects: true},
+		{ID: "r3", Answer: "error", Error: "late", Corrects: true}, // its record never made it
+	} {
+		lines = append(appendRecord(lines, &r), '\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, auditName), lines, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err := ReadAudit(dir, func(r *Record) error {
+		got = append(got, r.ID+":"+r.Answer+":"+r.Error)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"r1:error:late", "r2:allow:", "r3:error:late"}; !slices.Equal(got, want) {
+		t.Errorf("read %q, want %q", got, want)
 	}
 }

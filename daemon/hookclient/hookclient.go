@@ -72,7 +72,15 @@ type Request struct {
 	Interactive *bool
 	// Payload is the agent's hook payload, as read.
 	Payload []byte
+	// Deadline is when the shim stops waiting and answers in-process:
+	// the daemon neither judges nor records as answered a call it
+	// reaches after it (the zero time: none). [Ask] sets its own.
+	Deadline time.Time
 }
+
+// DeadlineParam is the query parameter that carries [Request.Deadline],
+// in Unix milliseconds.
+const DeadlineParam = "deadline"
 
 // Reply is the daemon's answer: exactly what the shim writes and the exit
 // code it ends with, and the audit id of the call. A daemon that answered
@@ -94,6 +102,9 @@ func Ask(socket string, deadline time.Time, req Request) (Reply, error) {
 		return Reply{}, unreachable(err)
 	}
 	defer conn.Close()
+	if req.Deadline.IsZero() {
+		req.Deadline = deadline
+	}
 	if _, err := conn.Write(Encode(req)); err != nil {
 		return Reply{}, unreachable(err)
 	}
@@ -142,6 +153,10 @@ func Encode(req Request) []byte {
 	}
 	if req.Interactive != nil {
 		target += sep + "interactive=" + strconv.FormatBool(*req.Interactive)
+		sep = "&"
+	}
+	if !req.Deadline.IsZero() {
+		target += sep + DeadlineParam + "=" + strconv.FormatInt(req.Deadline.UnixMilli(), 10)
 	}
 	head := "POST " + target + " HTTP/1.1\r\nHost: narrowd\r\nContent-Type: application/json\r\nAccept: " +
 		RawReplyType + "\r\nContent-Length: " + strconv.Itoa(len(req.Payload)) + "\r\nConnection: close\r\n\r\n"
