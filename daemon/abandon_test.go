@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/narrowd/narrowd/daemon/agent"
 	"github.com/narrowd/narrowd/daemon/hookclient"
 )
 
@@ -42,5 +44,26 @@ func TestLateCallAbandoned(t *testing.T) {
 		if tc.want == "abandoned" && got.Verdict != nil {
 			t.Errorf("%s: a call past its deadline was judged", tc.name)
 		}
+	}
+}
+
+// TestOfflineRecords: the shim's in-process fallback appends its decision
+// to the audit log, via "fallback", with the answer it gave.
+func TestOfflineRecords(t *testing.T) {
+	dir := t.TempDir()
+	ws := t.TempDir()
+	for _, cmd := range []string{"ls", "rm -rf ~/x"} {
+		payload := claudePayload("PreToolUse", "s1", "Bash", map[string]any{"command": cmd})
+		Offline(OfflineConfig{Engine: EngineConfig{Workspaces: []string{ws}}, AuditDir: dir}, "claude", payload, agent.Options{})
+	}
+	var got []string
+	if err := ReadAudit(dir, func(r *Record) error {
+		got = append(got, r.Via+":"+r.Summary+":"+r.Answer)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"fallback:ls:abstain", "fallback:rm -rf ~/x:ask"}; !slices.Equal(got, want) {
+		t.Errorf("records %q, want %q", got, want)
 	}
 }

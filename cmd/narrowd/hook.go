@@ -111,6 +111,7 @@ func runHook(ctx context.Context, e env, args []string) (err error) {
 		Engine:         c.engine(),
 		AllowAtPreTool: c.AbstainForPermissionRequest != nil && !*c.AbstainForPermissionRequest,
 		StateDir:       c.StateDir,
+		AuditDir:       c.AuditDir,
 	}, name, a.Event, payload, opt)
 	if len(reply.Stdout) > 0 || reply.ExitCode != 0 {
 		reply.Stderr = "narrowd: daemon unreachable, evaluated in-process\n" + reply.Stderr
