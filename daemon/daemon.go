@@ -44,6 +44,7 @@ type Server struct {
 	started  time.Time
 	// tickets is nil when this daemon cannot run narrowd's sandbox.
 	tickets *tickets
+	admit   *admission
 
 	reloadMu      sync.Mutex
 	lastReloadErr string
@@ -70,7 +71,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to build engine: %w", err)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, metrics: NewMetrics(cfg.Version), started: cfg.now(), tickets: tickets}
+	s := &Server{cfg: cfg, log: cfg.Logger, metrics: NewMetrics(cfg.Version), started: cfg.now(), tickets: tickets, admit: newAdmission()}
 	s.engine.Store(e)
 	if cfg.MCP != nil {
 		s.metrics.watchMCP(cfg.MCP.Registry, func(key, hash string) string { return s.engine.Load().MCPLabelState(key, hash) })

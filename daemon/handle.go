@@ -65,8 +65,14 @@ func (s *Server) handle(name, event string, payload []byte, via string, opt agen
 		return agent.Abstain(name, call), ""
 	}
 	if gone(deadline) {
-		return s.abandon(name, call, via, start), ""
+		return s.unjudged(name, call, via, start, "abandoned", "the client stopped waiting before narrowd judged the call; the shim answered it in-process"), ""
 	}
+	release, ok := s.admit.admit(len(payload), deadline)
+	if !ok {
+		s.metrics.shed.Inc()
+		return s.unjudged(name, call, via, start, "error", "narrowd is overloaded and did not judge this call in time; retry it"), ""
+	}
+	defer release()
 
 	// Counted until its record is appended: the audit's writer waits
 	// for it, under load, to share one write.
@@ -221,10 +227,11 @@ func (s *Server) recordRan(call rules.Call) {
 // gone reports that a client's deadline has passed.
 func gone(deadline time.Time) bool { return !deadline.IsZero() && time.Now().After(deadline) }
 
-// abandon records a call that reached the daemon after its client had
-// stopped waiting, unjudged, and answers it with a block nobody reads.
-func (s *Server) abandon(name string, call rules.Call, via string, start time.Time) agent.Reply {
-	const reason = "the client stopped waiting before narrowd judged the call; the shim answered it in-process"
+// unjudged records a call narrowd did not judge, and answers it with a
+// block: one that reached the daemon after its client had stopped
+// waiting (answer "abandoned": nobody reads the block), or one shed
+// under overload (answer "error").
+func (s *Server) unjudged(name string, call rules.Call, via string, start time.Time, answer, reason string) agent.Reply {
 	rec := &Record{
 		ID:              newID(),
 		ToolName:        call.Tool,
@@ -243,10 +250,11 @@ func (s *Server) abandon(name string, call rules.Call, via string, start time.Ti
 		ToolUseID:       call.ID,
 		Summary:         summarize(call.Input),
 		Via:             via,
-		Answer:          "abandoned",
+		Answer:          answer,
+		Error:           reason,
 		DurationUS:      time.Since(start).Microseconds(),
 	}
-	s.metrics.decisions.WithLabelValues(agentLabel(name), s.metrics.toolLabel(name, call.Tool), "abandoned").Inc()
+	s.metrics.decisions.WithLabelValues(agentLabel(name), s.metrics.toolLabel(name, call.Tool), answer).Inc()
 	if err := s.audit.Append(rec); err != nil {
 		s.metrics.auditErrors.Inc()
 		s.log.Error("audit write failed", "err", err)

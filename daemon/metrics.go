@@ -30,6 +30,7 @@ type Metrics struct {
 	duration        prometheus.Histogram
 	reloads         *prometheus.CounterVec
 	auditErrors     prometheus.Counter
+	shed            prometheus.Counter
 	peerRejections  prometheus.Counter
 
 	mu    sync.Mutex
@@ -90,6 +91,10 @@ func NewMetrics(version string) *Metrics {
 		Name: name("profile_reloads_total"),
 		Help: "Engine rebuilds after a watched file changed or SIGHUP, by result (ok, error).",
 	}, []string{"result"})
+	m.shed = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "narrowd_shed_total",
+		Help: "Calls refused unjudged, with a blocking reply, because narrowd was overloaded.",
+	})
 	m.auditErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: name("audit_errors_total"),
 		Help: "Audit records that could not be written durably; each such call was blocked.",
@@ -108,7 +113,7 @@ func NewMetrics(version string) *Metrics {
 	m.reloads.WithLabelValues("ok")
 	m.reloads.WithLabelValues("error")
 	m.reg.MustRegister(m.decisions, m.promptsAvoided, m.avoidedEstimate, m.evidence,
-		m.unlabelled, m.duration, m.reloads, m.auditErrors, m.peerRejections, buildInfo,
+		m.unlabelled, m.duration, m.reloads, m.auditErrors, m.shed, m.peerRejections, buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -64,6 +64,13 @@ func tcpPeerUID(procNet string, local, remote netip.AddrPort) (uint32, error) {
 	if !local.Addr().Unmap().IsLoopback() || !remote.Addr().Unmap().IsLoopback() {
 		return 0, errors.New("not a loopback connection")
 	}
+	if procNet == "/proc/net" {
+		// The kernel's own lookup by address pair; the table scan
+		// stays as the fallback (and for tests, which fake the table).
+		if uid, err := sockDiagUID(remote, local); err == nil {
+			return uid, nil
+		}
+	}
 	var errs []error
 	for _, name := range []string{"tcp", "tcp6"} {
 		uid, err := scanTCPTable(procNet+"/"+name, remote, local)
