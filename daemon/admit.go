@@ -15,7 +15,9 @@ import (
 type admission struct {
 	slots chan struct{}
 	heavy chan struct{}
-	// wait bounds how long a call without a deadline waits for a slot.
+	// wait bounds how long a call without a deadline waits for a slot:
+	// the HTTP hook's client sends none, and waits up to its hook
+	// timeout (Claude's default is a minute).
 	wait time.Duration
 }
 
@@ -32,7 +34,7 @@ func newAdmission() *admission {
 	return &admission{
 		slots: make(chan struct{}, 4*n),
 		heavy: make(chan struct{}, max(1, n/2)),
-		wait:  2 * time.Second,
+		wait:  30 * time.Second,
 	}
 }
 

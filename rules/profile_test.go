@@ -541,7 +541,7 @@ func TestBuiltinDecisions(t *testing.T) {
 		{"shell-ceiling-tainted", profInput("Bash", profShellCeil), &tainted,
 			want{"ask no-send-after-read", "ask no-send-after-read", "deny no-send-after-read"}},
 		{"shell-ceiling-unknown-session", profInput("Bash", profShellCeil), &Session{},
-			want{"ask no-send-after-read", "ask no-send-after-read", "deny no-send-after-read"}},
+			want{"ask no-send-unknown-session", "ask no-send-unknown-session", "deny no-send-unknown-session"}},
 		{"fetch-clean", profInput("WebFetch", profFetch), nil,
 			want{"ask no-match", "ask no-match", "ask no-match"}},
 		{"send-mail-tainted", profInput("send_email", profSendMail), &tainted,
