@@ -1,0 +1,204 @@
+package proofs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestParseGitConfig pins the reader on the forms that hide a key from a
+// line-by-line scan.
+func TestParseGitConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   string
+		want []string // key=value, or key alone for a boolean
+		bad  bool
+	}{
+		{"plain", "[core]\n\tbare = false\n", []string{"core.bare=false"}, false},
+		{"old-style-upper", "[Core]\nfsmonitor = x\n", []string{"core.fsmonitor=x"}, false},
+		{"old-style-sub-lowered", "[Remote.Origin]\nURL = u\n", []string{"remote.origin.url=u"}, false},
+		{"sub-case-kept", "[remote \"Origin\"]\nurl = u\n", []string{"remote.Origin.url=u"}, false},
+		{"sub-escape", "[a \"x\\\"y\\\\z\\q\"]\nk=v\n", []string{`a.x"y\zq.k=v`}, false},
+		{"bom", "\xef\xbb\xbf[core]\nfsmonitor=x\n", []string{"core.fsmonitor=x"}, false},
+		{"partial-bom", "\xef\xbb[core]\n", nil, true},
+		{"boolean", "[core]\nfsmonitor\n", []string{"core.fsmonitor"}, false},
+		{"boolean-eof", "[core]\nfsmonitor", []string{"core.fsmonitor"}, false},
+		{"same-line", "[core] fsmonitor = x", []string{"core.fsmonitor=x"}, false},
+		{"continuation", "[core]\nbare = false \\\nfsmonitor = x\n", []string{"core.bare=false fsmonitor = x"}, false},
+		{"continuation-key", "[core]\nfsmon\\\nitor = x\n", nil, true},
+		{"comment-in-quotes", "[core]\npager = \"a # b\" ; c\n", []string{"core.pager=a # b"}, false},
+		{"trim", "[a]\nk =   x  y   \n", []string{"a.k=x  y"}, false},
+		{"quoted-space", "[a]\nk = \"  x \" \n", []string{"a.k=  x "}, false},
+		{"escapes", "[a]\nk = \\t\\n\\b\\\\\\\"\n", []string{"a.k=\t\n\b\\\""}, false},
+		{"bad-escape", "[a]\nk = \\x\n", nil, true},
+		{"open-quote", "[a]\nk = \"x\n", nil, true},
+		{"crlf", "[a]\r\nk = v\r\n", []string{"a.k=v"}, false},
+		{"lone-cr", "[a]\nk\r= v\n", nil, true},
+		{"key-digit-start", "[a]\n1k = v\n", nil, true},
+		{"no-section", "k = v\n", []string{"k=v"}, false},
+		{"empty-section", "[]\nk = v\n", nil, true},
+		{"empty-value", "[a]\nk =\n", []string{"a.k="}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := parseGitConfig([]byte(tc.in))
+			if tc.bad {
+				if err == nil {
+					t.Fatalf("parsed %q as %v, git refuses it", tc.in, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := entryStrings(got); strings.Join(g, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("got %q, want %q", g, tc.want)
+			}
+		})
+	}
+}
+
+func entryStrings(es []gitConfigEntry) []string {
+	var out []string
+	for _, e := range es {
+		if e.HasValue {
+			out = append(out, e.Key+"="+e.Value)
+		} else {
+			out = append(out, e.Key)
+		}
+	}
+	return out
+}
+
+// genGitConfig builds a random config file from the pieces that differ
+// between a naive scan and git's reader.
+func genGitConfig(r *rand.Rand) string {
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	sections := []string{"core", "Core", "CORE", "remote", "branch", "alias", "include", "a-b", "x1"}
+	subs := []string{"origin", "Origin", "a b", `q"x`, `b\s`, "", "main.x", "é"}
+	keys := []string{"fsmonitor", "FsMonitor", "url", "pager", "k", "k-1", "bare", "path"}
+	vals := []string{"x", "", " x ", "\"a # b\"", "a ; b", "a\\\nb", "\\t", "\\n", "\\\\", "\\\"", "\"\"", "\"open", "\\q", "t\tab", "v\r", "é", "a\\", "\"x\" y \"z\""}
+	space := func() string { return pick("", " ", "\t", "  ", " \t") }
+	var b strings.Builder
+	if r.IntN(10) == 0 {
+		b.WriteString(pick("\xef\xbb\xbf", "\xef\xbb", "\xef"))
+	}
+	n := 1 + r.IntN(8)
+	for range n {
+		switch r.IntN(10) {
+		case 0, 1, 2:
+			sec := pick(sections...)
+			switch r.IntN(3) {
+			case 0:
+				fmt.Fprintf(&b, "%s[%s]", space(), sec)
+			case 1:
+				sub := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(pick(subs...))
+				if r.IntN(8) == 0 {
+					sub = pick(subs...) // unescaped: may be refused
+				}
+				fmt.Fprintf(&b, "%s[%s%s\"%s\"]", space(), sec, pick(" ", "  ", "\t"), sub)
+			default:
+				fmt.Fprintf(&b, "[%s.%s]", sec, pick("Sub", "sub", "a.B", "x-y"))
+			}
+			if r.IntN(4) == 0 {
+				// A variable on the header's line.
+				fmt.Fprintf(&b, " %s = %s", pick(keys...), pick(vals...))
+			}
+		case 3:
+			b.WriteString(pick("# c", "; c", "  # [core] fsmonitor = x", "#\\"))
+		case 4:
+			fmt.Fprintf(&b, "%s%s%s", space(), pick(keys...), space())
+		default:
+			fmt.Fprintf(&b, "%s%s%s=%s%s%s", space(), pick(keys...), space(), space(), pick(vals...), space())
+			if r.IntN(5) == 0 {
+				b.WriteString(pick(" # c", " ;c", "\\"))
+			}
+		}
+		b.WriteString(pick("\n", "\n", "\n", "\r\n", "\n\n"))
+	}
+	if r.IntN(5) == 0 {
+		s := b.String()
+		return s[:len(s)-1] // no final newline
+	}
+	return b.String()
+}
+
+// gitListConfig is what the real git reads from file: key\nvalue\0 per
+// variable, key\0 for a boolean; ok false when git refuses the file.
+func gitListConfig(t *testing.T, git, file string) ([]string, bool) {
+	t.Helper()
+	cmd := exec.Command(git, "config", "--no-includes", "-z", "-f", file, "--list")
+	cmd.Env = []string{"HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C"}
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		if !strings.Contains(stderr.String(), "bad config") {
+			t.Fatalf("git config failed oddly: %v: %s", err, stderr.String())
+		}
+		return nil, false
+	}
+	var got []string
+	for _, rec := range strings.Split(out.String(), "\x00") {
+		if rec == "" {
+			continue
+		}
+		k, v, has := strings.Cut(rec, "\n")
+		if has {
+			got = append(got, k+"="+v)
+		} else {
+			got = append(got, k)
+		}
+	}
+	return got, true
+}
+
+// TestParseGitConfigAgainstGit compares the reader with the real git on
+// generated files. NARROWD_GIT_CASES sets how many (300 by default).
+func TestParseGitConfigAgainstGit(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	cases := 300
+	if n, err := strconv.Atoi(os.Getenv("NARROWD_GIT_CASES")); err == nil && n > 0 {
+		cases = n
+	}
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(15, 2))
+	refused := 0
+	for i := range cases {
+		src := genGitConfig(r)
+		file := filepath.Join(dir, "config")
+		if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		want, gitOK := gitListConfig(t, git, file)
+		got, err := parseGitConfig([]byte(src))
+		switch {
+		case !gitOK && err == nil:
+			t.Errorf("case %d: git refuses %q, narrowd read %q", i, src, entryStrings(got))
+		case gitOK && err != nil:
+			t.Errorf("case %d: git reads %q as %q, narrowd refused: %v", i, src, want, err)
+		case gitOK && strings.Join(entryStrings(got), "\x00") != strings.Join(want, "\x00"):
+			t.Errorf("case %d: %q:\n git     %q\n narrowd %q", i, src, want, entryStrings(got))
+		}
+		if !gitOK {
+			refused++
+		}
+	}
+	t.Logf("%d generated configs, %d refused by git", cases, refused)
+}
