@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/narrowd/narrowd/parse"
 )
 
 // TestParseGitConfig pins the reader on the forms that hide a key from a
@@ -201,4 +203,44 @@ func TestParseGitConfigAgainstGit(t *testing.T) {
 		}
 	}
 	t.Logf("%d generated configs, %d refused by git", cases, refused)
+}
+
+// TestGitValueOK pins the value kinds: only plain values pass.
+func TestGitValueOK(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		kind string
+		v    string
+		ok   bool
+	}{
+		{"url", "https://github.com/x/y.git", true},
+		{"url", "git@github.com:x/y.git", true},
+		{"url", "ssh://git@example.com:22/x", true},
+		{"url", "../other", true},
+		{"url", "https://user:pass@github.com/x", false},
+		{"url", "https://ghp_token@github.com/x", false},
+		{"url", "ext::sh -c id", false},
+		{"url", "fd::3", false},
+		{"url", "-oProxyCommand=id", false},
+		{"url", "-oProxy:x", false},
+		{"url", "git@host:-x", false},
+		{"url", "ssh://-oProxyCommand=id/x", false},
+		{"url", "https://github.com/x y", false},
+		{"refspec", "+refs/heads/*:refs/remotes/origin/*", true},
+		{"refspec", "refs/heads/main", true},
+		{"refspec", "+refs/heads/*:refs/remotes/origin/*;x", false},
+		{"ref", "refs/heads/main", true},
+		{"ref", "-x", false},
+		{"int", "0", true},
+		{"int", "12k", true},
+		{"int", "0x", false},
+		{"bool", "true", true},
+		{"bool", "maybe", false},
+	}
+	for _, tc := range tests {
+		e := gitConfigEntry{Key: "k.k", Value: tc.v, HasValue: true}
+		if got := gitValueOK(parse.GitValue(tc.kind), e); got != tc.ok {
+			t.Errorf("%s %q: %v, want %v", tc.kind, tc.v, got, tc.ok)
+		}
+	}
 }

@@ -328,9 +328,9 @@ var (
 	gitRefValue     = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`)
 	gitRefspecValue = regexp.MustCompile(`^[+^]?[A-Za-z0-9_*][A-Za-z0-9_./*-]*(:[A-Za-z0-9_*][A-Za-z0-9_./*-]*)?$`)
 	// gitScpValue is user@host:path, the ssh form without a scheme.
-	gitScpValue  = regexp.MustCompile(`^([A-Za-z0-9_.-]+@)?[A-Za-z0-9_.-]+:[A-Za-z0-9_./~-][A-Za-z0-9_./~@+-]*$`)
+	gitScpValue  = regexp.MustCompile(`^([A-Za-z0-9_][A-Za-z0-9_.-]*@)?[A-Za-z0-9_][A-Za-z0-9_.-]*:[A-Za-z0-9_./~][A-Za-z0-9_./~@+-]*$`)
 	gitPathValue = regexp.MustCompile(`^[A-Za-z0-9_./~][A-Za-z0-9_./~@+-]*$`)
-	gitURLValue  = regexp.MustCompile(`^(https?|ssh|git)://([A-Za-z0-9_.-]+@)?[A-Za-z0-9_.\[\]:-]+(/[A-Za-z0-9_./~@+%-]*)?$`)
+	gitURLValue  = regexp.MustCompile(`^(https?|ssh|git)://([A-Za-z0-9_][A-Za-z0-9_.-]*@)?[A-Za-z0-9_\[][A-Za-z0-9_.\[\]:-]*(/[A-Za-z0-9_./~@+%-]*)?$`)
 )
 
 // gitValueOK checks one value against its kind.
