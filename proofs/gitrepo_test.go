@@ -254,6 +254,9 @@ func TestGitHostileStates(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "git diff"},
+		{"partial-clone", func(t *testing.T, ws string) {
+			appendFile(t, filepath.Join(ws, ".git/config"), "[remote \"origin\"]\n\turl = https://example.com/r\n\tpromisor = true\n[extensions]\n\tpartialClone = origin\n")
+		}, "git show HEAD"},
 		{"alternates", func(t *testing.T, ws string) {
 			write(t, filepath.Join(ws, ".git/objects/info/alternates"), "/home/other/.git/objects\n", 0o644)
 		}, "git log"},
