@@ -36,7 +36,7 @@ type gitRepoState struct {
 // by the table's git_repo lists. It reads the disk now, so a finding can
 // only keep the ceiling (point in time); an ordinary state relaxes
 // nothing by itself.
-func gitRepoFinding(disk Disk, dir string, g *parse.GitRepo) gitRepoState {
+func gitRepoFinding(disk Disk, dir string, g *parse.GitRepo, global gitGlobalState) gitRepoState {
 	rd, ok := disk.(FileReader)
 	if !ok {
 		return gitRepoState{why: "narrowd cannot read files here, so the repository is not proven ordinary"}
@@ -50,30 +50,43 @@ func gitRepoFinding(disk Disk, dir string, g *parse.GitRepo) gitRepoState {
 		return gitRepoState{why: why}
 	}
 	st := gitRepoState{repo: gitDir}
-	st.why = judgeGitDir(disk, rd, gitDir, workTree, g)
+	st.why = judgeGitDir(disk, rd, gitDir, workTree, g, global.hooksDir)
 	return st
 }
 
 // realDir is dir with every symlink resolved, as getcwd reports the
 // directory a process runs in: git discovers from the physical path.
 func realDir(disk Disk, dir string) (string, error) {
-	if !filepath.IsAbs(dir) {
+	real, err := realPath(disk, dir)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := disk.Lstat(real); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", real)
+	}
+	return real, nil
+}
+
+// realPath is name with every symlink resolved (the last component may be
+// any file). A missing component is an error notExist reports.
+func realPath(disk Disk, name string) (string, error) {
+	if !filepath.IsAbs(name) {
 		return "", errors.New("not absolute")
 	}
-	rest := strings.Split(filepath.Clean(dir), "/")[1:]
+	rest := strings.Split(filepath.Clean(name), "/")[1:]
 	done := "/"
 	hops := 0
 	for len(rest) > 0 {
-		name := rest[0]
+		elem := rest[0]
 		rest = rest[1:]
-		if name == "" || name == "." {
+		if elem == "" || elem == "." {
 			continue
 		}
-		if name == ".." {
+		if elem == ".." {
 			done = filepath.Dir(done)
 			continue
 		}
-		next := filepath.Join(done, name)
+		next := filepath.Join(done, elem)
 		fi, err := disk.Lstat(next)
 		if err != nil {
 			return "", err
@@ -92,10 +105,10 @@ func realDir(disk Disk, dir string) (string, error) {
 				done = "/"
 			}
 			rest = append(strings.Split(target, "/"), rest...)
-		case fi.IsDir():
+		case fi.IsDir() || len(rest) == 0:
 			done = next
 		default:
-			return "", fmt.Errorf("%s is not a directory", next)
+			return "", syscall.ENOTDIR
 		}
 	}
 	return done, nil
@@ -224,7 +237,7 @@ func gitDirShape(disk Disk, rd FileReader, dir string) string {
 
 // judgeGitDir checks what git reads in a found repository: its config
 // files, alternates, submodules and hooks.
-func judgeGitDir(disk Disk, rd FileReader, gitDir, workTree string, g *parse.GitRepo) string {
+func judgeGitDir(disk Disk, rd FileReader, gitDir, workTree string, g *parse.GitRepo, hooksDir string) string {
 	common, why := commonDir(disk, rd, gitDir)
 	if why != "" {
 		return why
@@ -256,6 +269,9 @@ func judgeGitDir(disk Disk, rd FileReader, gitDir, workTree string, g *parse.Git
 		}
 	}
 	hooks := filepath.Join(common, "hooks")
+	if hooksDir != "" {
+		hooks = hooksDir
+	}
 	for _, h := range g.Hooks {
 		name := filepath.Join(hooks, h)
 		fi, err := disk.Lstat(name)
@@ -370,6 +386,8 @@ func gitValueOK(kind parse.GitValue, e gitConfigEntry) bool {
 // directory it may run in. A finding raises every label; an ordinary
 // state is recorded and relaxes nothing.
 func gitRepoEvidence(c *claims, a *parse.Analysis, cwd string, ps Paths) {
+	var global gitGlobalState
+	globalRead := false
 	for _, p := range a.Programs {
 		if p.Name != "git" || !p.Known {
 			continue
@@ -381,6 +399,16 @@ func gitRepoEvidence(c *claims, a *parse.Analysis, cwd string, ps Paths) {
 		if p.DirUnknown || !filepath.IsAbs(cwd) {
 			gitStateRaise(c, argvText(p), "the directory git runs in is not known, so its repository is not proven ordinary")
 			continue
+		}
+		if !globalRead {
+			global, globalRead = gitGlobalState{why: "narrowd cannot read files here"}, true
+			if rd, ok := ps.Disk.(FileReader); ok {
+				global = readGitGlobal(ps.Disk, rd, ps)
+			}
+		}
+		if global.why != "" {
+			gitStateRaise(c, argvText(p), global.why)
+			return
 		}
 		dirs := p.Dirs
 		if dirs == nil {
@@ -398,7 +426,7 @@ func gitRepoEvidence(c *claims, a *parse.Analysis, cwd string, ps Paths) {
 					dir = filepath.Join(dir, p.Git.Dir)
 				}
 			}
-			st := gitRepoFinding(ps.Disk, dir, p.Git)
+			st := gitRepoFinding(ps.Disk, dir, p.Git, global)
 			if st.why != "" {
 				gitStateRaise(c, argvText(p), st.why)
 				return
@@ -408,7 +436,7 @@ func gitRepoEvidence(c *claims, a *parse.Analysis, cwd string, ps Paths) {
 				where = "in " + st.repo
 			}
 			c.add("git-state-ordinary", rules.PointInTime, argvText(p),
-				"git "+p.Git.Form+" runs "+where+": every repository config key is on the git_repo list and no hook it can run is executable; global and system git config are trusted as the person's own", effectNone)
+				"git "+p.Git.Form+" runs "+where+": every repository config key is on the git_repo list and no hook it can run is executable; global and system git config are the person's own and trusted, except what points git into the workspace", effectNone)
 		}
 	}
 }

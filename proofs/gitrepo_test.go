@@ -17,6 +17,8 @@ type gitWorld struct {
 	t   *testing.T
 	git string
 	eng *daemon.Engine
+	// home holds the person's global config for the judged calls.
+	home string
 }
 
 func newGitWorld(t *testing.T) *gitWorld {
@@ -29,7 +31,15 @@ func newGitWorld(t *testing.T) *gitWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &gitWorld{t: t, git: git, eng: eng}
+	// The engine reads the person's git config where git does: point it
+	// at an empty home, so the machine's own config does not count.
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", "")
+	t.Setenv("GIT_CONFIG_SYSTEM", "")
+	return &gitWorld{t: t, git: git, eng: eng, home: home}
 }
 
 // run runs the real git to build a state (never to judge one).
@@ -303,5 +313,47 @@ func TestGitHookOnlyForItsForm(t *testing.T) {
 		if v := w.judge(ws, cmd); v.Decision.Outcome != rules.Allow {
 			t.Errorf("%q with only a pre-commit hook: %s (%s)", cmd, v.Decision.Outcome, v.Decision.Reason)
 		}
+	}
+}
+
+// TestGitGlobalConfig: the person's own config is trusted, except where
+// it sends git into the workspace.
+func TestGitGlobalConfig(t *testing.T) {
+	w := newGitWorld(t)
+	hooks := t.TempDir()
+	write(t, filepath.Join(hooks, "post-index-change"), "#!/bin/sh\nexit 0\n", 0o755)
+	tests := []struct {
+		name   string
+		global func(ws string) string
+		cmd    string
+		allow  bool
+	}{
+		{"programs-trusted", func(string) string {
+			return "[core]\n\tpager = less\n\teditor = vim\n[credential]\n\thelper = store\n[filter \"lfs\"]\n\tclean = git-lfs clean -- %f\n"
+		}, "git status", true},
+		{"hooks-path-relative", func(string) string { return "[core]\n\thooksPath = .husky\n" }, "git status", false},
+		{"hooks-path-absolute-hook", func(string) string { return "[core]\n\thooksPath = " + hooks + "\n" }, "git status", false},
+		{"hooks-path-absolute-log", func(string) string { return "[core]\n\thooksPath = " + hooks + "\n" }, "git log", true},
+		{"include-into-workspace", func(ws string) string {
+			write(t, filepath.Join(ws, "team.gitconfig"), "[user]\n\tname = x\n", 0o644)
+			return "[include]\n\tpath = " + filepath.Join(ws, "team.gitconfig") + "\n"
+		}, "git log", false},
+		{"includeif-hooks-path", func(string) string {
+			write(t, filepath.Join(w.home, "work.gitconfig"), "[core]\n\thooksPath = hooks\n", 0o644)
+			return "[includeIf \"gitdir:~/nowhere/\"]\n\tpath = ~/work.gitconfig\n"
+		}, "git status", false},
+		{"include-tilde-user", func(string) string { return "[include]\n\tpath = ~root/x\n" }, "git log", false},
+		{"worktree", func(string) string { return "[core]\n\tworktree = /\n" }, "git log", false},
+		{"bad-line", func(string) string { return "[core\n" }, "git log", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := w.repo()
+			write(t, filepath.Join(w.home, ".gitconfig"), tc.global(ws), 0o644)
+			v := w.judge(ws, tc.cmd)
+			if got := v.Decision.Outcome == rules.Allow; got != tc.allow {
+				t.Errorf("%q allowed %v, want %v (%s)", tc.cmd, got, tc.allow, v.Decision.Reason)
+			}
+		})
 	}
 }
