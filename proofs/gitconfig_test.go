@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -242,5 +243,114 @@ func TestGitValueOK(t *testing.T) {
 		if got := gitValueOK(parse.GitValue(tc.kind), e); got != tc.ok {
 			t.Errorf("%s %q: %v, want %v", tc.kind, tc.v, got, tc.ok)
 		}
+	}
+}
+
+// fakeGlobalDisk is the real disk with the person's config files named.
+type fakeGlobalDisk struct {
+	OSDisk
+	files []string
+	home  string
+}
+
+func (d fakeGlobalDisk) GitGlobalConfigFiles() ([]string, string) { return d.files, d.home }
+
+// TestGitGlobalIncludesAgainstGit: every file the real git reads through
+// the includes of a global config (git config --global --list
+// --show-origin --includes) is one narrowd reads too, on generated
+// include trees: relative, absolute and ~/ paths, includeIf conditions
+// that hold or not, missing files and nesting.
+func TestGitGlobalIncludesAgainstGit(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	cases := 60
+	if n, err := strconv.Atoi(os.Getenv("NARROWD_GIT_CASES")); err == nil && n > 0 {
+		cases = n / 5
+	}
+	r := rand.New(rand.NewPCG(15, 3))
+	compared, origins := 0, 0
+	for i := range cases {
+		home := t.TempDir()
+		names := []string{".gitconfig", "a.inc", "sub/b.inc", "c.inc", "sub/deeper/d.inc"}
+		for _, n := range names {
+			var b strings.Builder
+			fmt.Fprintf(&b, "[user]\n\tname = %s\n", n)
+			for range r.IntN(3) {
+				target := names[1+r.IntN(len(names)-1)]
+				var ref string
+				switch r.IntN(4) {
+				case 0:
+					ref = filepath.Join(home, target)
+				case 1:
+					ref = "~/" + target
+				case 2:
+					rel, _ := filepath.Rel(filepath.Dir(filepath.Join(home, n)), filepath.Join(home, target))
+					ref = rel
+				default:
+					ref = "missing-" + target
+				}
+				switch r.IntN(3) {
+				case 0:
+					fmt.Fprintf(&b, "[include]\n\tpath = %s\n", ref)
+				case 1:
+					fmt.Fprintf(&b, "[includeIf \"gitdir:%s/\"]\n\tpath = %s\n", home, ref)
+				default:
+					fmt.Fprintf(&b, "[includeIf \"onbranch:main\"]\n\tpath = %s\n", ref)
+				}
+			}
+			full := filepath.Join(home, n)
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A repository at home on main, so gitdir: and onbranch:
+		// conditions hold.
+		initCmd := exec.Command(git, "init", "-q", "-b", "main", home)
+		initCmd.Env = []string{"HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}
+		if out, err := initCmd.CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v: %s", err, out)
+		}
+		cmd := exec.Command(git, "config", "--global", "--list", "--show-origin", "--includes", "-z")
+		cmd.Dir = home
+		cmd.Env = []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "XDG_CONFIG_HOME=" + filepath.Join(home, "xdg")}
+		out, err := cmd.Output()
+		if err != nil {
+			// An include cycle: git refuses the file, narrowd must too.
+			st := readGitGlobal(fakeGlobalDisk{files: []string{filepath.Join(home, ".gitconfig")}, home: home}, OSDisk{}, Paths{})
+			if st.why == "" {
+				t.Errorf("case %d: git refuses the include tree (%v), narrowd read it", i, err)
+			}
+			continue
+		}
+		st := readGitGlobal(fakeGlobalDisk{files: []string{filepath.Join(home, ".gitconfig")}, home: home}, OSDisk{}, Paths{})
+		if st.why != "" {
+			// Deeper than git's limit with conditions git skips, or a
+			// cycle through one: narrowd keeps the ceiling.
+			continue
+		}
+		compared++
+		for _, rec := range strings.Split(string(out), "\x00") {
+			origin, ok := strings.CutPrefix(rec, "file:")
+			if !ok {
+				continue
+			}
+			if !filepath.IsAbs(origin) {
+				origin = filepath.Join(home, origin)
+			}
+			origin = filepath.Clean(origin)
+			origins++
+			if !slices.Contains(st.read, origin) {
+				t.Errorf("case %d: git reads %s, narrowd read only %v", i, origin, st.read)
+			}
+		}
+	}
+	t.Logf("%d include trees, %d compared (the others nest past git's limit), %d variables' origins checked", cases, compared, origins)
+	if compared == 0 {
+		t.Fatal("no include tree was compared")
 	}
 }

@@ -55,6 +55,8 @@ type gitGlobalState struct {
 	// hooksDir is core.hooksPath from the global config, empty when
 	// hooks live in the common directory.
 	hooksDir string
+	// read lists the files read, in order, as resolved paths.
+	read []string
 }
 
 // readGitGlobal reads the person's config files and the files they
@@ -118,6 +120,7 @@ func readGitGlobalFile(disk Disk, rd FileReader, ps Paths, name, home string, de
 		st.why = "git config " + name + " cannot be read: " + err.Error()
 		return
 	}
+	st.read = append(st.read, real)
 	entries, err := parseGitConfig(b)
 	if err != nil {
 		st.why = "git config " + name + ": " + err.Error()
