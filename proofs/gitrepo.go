@@ -250,7 +250,7 @@ func judgeGitDir(disk Disk, rd FileReader, gitDir, workTree string, g *parse.Git
 		files = append(files, filepath.Join(common, "config.worktree"))
 	}
 	for _, f := range files {
-		if why := judgeGitConfigFile(disk, rd, f, g); why != "" {
+		if why := judgeGitConfigFile(disk, rd, f, g, gitDir, workTree); why != "" {
 			return why
 		}
 	}
@@ -291,7 +291,7 @@ func judgeGitDir(disk Disk, rd FileReader, gitDir, workTree string, g *parse.Git
 // judgeGitConfigFile reads one repository config file; every key in it
 // must be on the table's list with a value of its kind. A missing file is
 // ordinary (git reads none).
-func judgeGitConfigFile(disk Disk, rd FileReader, name string, g *parse.GitRepo) string {
+func judgeGitConfigFile(disk Disk, rd FileReader, name string, g *parse.GitRepo, gitDir, workTree string) string {
 	fi, err := disk.Lstat(name)
 	switch {
 	case notExist(err):
@@ -312,6 +312,11 @@ func judgeGitConfigFile(disk Disk, rd FileReader, name string, g *parse.GitRepo)
 		return name + ": " + err.Error()
 	}
 	for _, e := range entries {
+		if e.Key == "core.worktree" && sameWorkTree(disk, gitDir, workTree, e) {
+			// A submodule's or a moved repository's config names the
+			// worktree its gitfile sits in: where git runs anyway.
+			continue
+		}
 		kind, ok := gitConfigKind(g.Config, e.Key)
 		if !ok {
 			return fmt.Sprintf("%s:%d: %s is not a setting narrowd knows to be inert", name, e.Line, e.Key)
@@ -321,6 +326,21 @@ func judgeGitConfigFile(disk Disk, rd FileReader, name string, g *parse.GitRepo)
 		}
 	}
 	return ""
+}
+
+// sameWorkTree reports a core.worktree that names, relative to the git
+// directory as git resolves it, exactly the directory discovery found the
+// gitfile in.
+func sameWorkTree(disk Disk, gitDir, workTree string, e gitConfigEntry) bool {
+	if workTree == "" || !e.HasValue || e.Value == "" {
+		return false
+	}
+	dir := e.Value
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(gitDir, dir)
+	}
+	real, err := realDir(disk, dir)
+	return err == nil && real == workTree
 }
 
 // gitConfigKind looks a key up in the list: section.name, or

@@ -302,6 +302,27 @@ func TestGitHostileStates(t *testing.T) {
 	}
 }
 
+// TestGitSubmoduleWorktree: inside a submodule, whose config names its
+// own worktree, reads still narrow; a core.worktree naming anything else
+// keeps the ceiling.
+func TestGitSubmoduleWorktree(t *testing.T) {
+	w := newGitWorld(t)
+	ws := w.repo()
+	modDir := filepath.Join(ws, ".git/modules/lib")
+	if err := os.MkdirAll(filepath.Dir(modDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.run(ws, "init", "-q", "--separate-git-dir", modDir, filepath.Join(ws, "lib"))
+	appendFile(t, filepath.Join(modDir, "config"), "[core]\n\tworktree = ../../../lib\n")
+	if v := w.judge(ws, "cd lib && git log"); v.Decision.Outcome != rules.Allow {
+		t.Errorf("git log in a submodule: %s (%s)", v.Decision.Outcome, v.Decision.Reason)
+	}
+	appendFile(t, filepath.Join(modDir, "config"), "[core]\n\tworktree = ../../..\n")
+	if v := w.judge(ws, "cd lib && git log"); v.Decision.Outcome == rules.Allow {
+		t.Errorf("git log with core.worktree elsewhere allowed")
+	}
+}
+
 // TestGitHookOnlyForItsForm: an executable hook keeps the ceiling for the
 // forms that run it, not for reads that never do.
 func TestGitHookOnlyForItsForm(t *testing.T) {
