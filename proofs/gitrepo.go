@@ -36,7 +36,7 @@ type gitRepoState struct {
 // by the table's git_repo lists. It reads the disk now, so a finding can
 // only keep the ceiling (point in time); an ordinary state relaxes
 // nothing by itself.
-func gitRepoFinding(disk Disk, dir string, g *parse.GitRepo, global gitGlobalState) gitRepoState {
+func gitRepoFinding(disk Disk, ps Paths, dir string, g *parse.GitRepo, global gitGlobalState) gitRepoState {
 	rd, ok := disk.(FileReader)
 	if !ok {
 		return gitRepoState{why: "narrowd cannot read files here, so the repository is not proven ordinary"}
@@ -45,7 +45,7 @@ func gitRepoFinding(disk Disk, dir string, g *parse.GitRepo, global gitGlobalSta
 	if err != nil {
 		return gitRepoState{why: "the directory git runs in (" + dir + ") cannot be resolved now: " + err.Error()}
 	}
-	gitDir, workTree, why := discoverGitDir(disk, rd, start)
+	gitDir, workTree, why := discoverGitDir(disk, rd, ps, start)
 	if why != "" || gitDir == "" {
 		return gitRepoState{why: why}
 	}
@@ -125,7 +125,7 @@ func notExist(err error) bool {
 // as a bare repository. It returns the git directory and the worktree
 // (empty for a bare one), both empty when no repository is found. Every
 // shape narrowd does not prove ordinary is a finding.
-func discoverGitDir(disk Disk, rd FileReader, start string) (gitDir, workTree, why string) {
+func discoverGitDir(disk Disk, rd FileReader, ps Paths, start string) (gitDir, workTree, why string) {
 	for dir := start; ; dir = filepath.Dir(dir) {
 		dotGit := filepath.Join(dir, ".git")
 		fi, err := disk.Lstat(dotGit)
@@ -140,7 +140,14 @@ func discoverGitDir(disk Disk, rd FileReader, start string) (gitDir, workTree, w
 			if why := gitDirShape(disk, rd, target); why != "" {
 				return "", "", dotGit + " points at " + target + ", which " + why
 			}
-			return target, dir, ""
+			real, err := realDir(disk, target)
+			if err != nil {
+				return "", "", dotGit + " points at " + target + ", which cannot be resolved: " + err.Error()
+			}
+			if why := gitFileBackLink(disk, rd, ps, dotGit, real); why != "" {
+				return "", "", why
+			}
+			return real, dir, ""
 		case err == nil && fi.IsDir():
 			if why := gitDirShape(disk, rd, dotGit); why != "" {
 				// git would pass over it and look further up;
@@ -166,6 +173,51 @@ func discoverGitDir(disk Disk, rd FileReader, start string) (gitDir, workTree, w
 			return "", "", ""
 		}
 	}
+}
+
+// gitFileBackLink checks a gitfile that leaves the workspace: git's
+// linked worktrees point at COMMON/worktrees/NAME, whose gitdir file
+// points back at this .git file. A gitfile planted to point at another
+// repository of the person's has no such link, and would read that
+// repository from a call in this workspace.
+func gitFileBackLink(disk Disk, rd FileReader, ps Paths, dotGit, gitDir string) string {
+	if w := ps.Resolve("/", gitDir); w.Inside {
+		return ""
+	}
+	back, why := readLine(disk, rd, filepath.Join(gitDir, "gitdir"))
+	if why != "" {
+		return dotGit + " points outside the workspace at " + gitDir + ", which does not point back (" + why + ")"
+	}
+	if !filepath.IsAbs(back) {
+		back = filepath.Join(gitDir, back)
+	}
+	realBack, err := realPath(disk, back)
+	realDotGit, err2 := realPath(disk, dotGit)
+	if err != nil || err2 != nil || realBack != realDotGit {
+		return dotGit + " points outside the workspace at " + gitDir + ", whose gitdir names " + back + ", not it"
+	}
+	return ""
+}
+
+// readLine reads a one-line file git writes (commondir, gitdir), without
+// its trailing CR and LF.
+func readLine(disk Disk, rd FileReader, name string) (string, string) {
+	fi, err := disk.Lstat(name)
+	if err != nil {
+		return "", name + " cannot be read: " + err.Error()
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > gitFileMax {
+		return "", name + " is not a short plain file"
+	}
+	b, err := rd.ReadFile(name)
+	if err != nil {
+		return "", name + " cannot be read: " + err.Error()
+	}
+	s := strings.TrimRight(string(b), "\r\n")
+	if s == "" || strings.ContainsAny(s, "\x00\n") {
+		return "", name + " names no path narrowd can read"
+	}
+	return s, ""
 }
 
 // readGitFile reads a gitfile ("gitdir: PATH") as read_gitfile_gently
@@ -213,7 +265,16 @@ func commonDir(disk Disk, rd FileReader, gitDir string) (string, string) {
 	if !filepath.IsAbs(s) {
 		s = filepath.Join(gitDir, s)
 	}
-	return filepath.Clean(s), ""
+	common := filepath.Clean(s)
+	// git writes commondir only into COMMON/worktrees/NAME; one anywhere
+	// else sends git to another repository's refs, objects and config.
+	parent := filepath.Dir(gitDir)
+	if filepath.Base(parent) != "worktrees" || filepath.Clean(filepath.Dir(parent)) != common {
+		if rc, err := realDir(disk, common); err != nil || rc != filepath.Dir(parent) || filepath.Base(parent) != "worktrees" {
+			return "", name + " points at " + common + ", which is not the repository of this worktree"
+		}
+	}
+	return common, ""
 }
 
 // gitDirShape reports what keeps dir from being a repository directory as
@@ -446,7 +507,7 @@ func gitRepoEvidence(c *claims, a *parse.Analysis, cwd string, ps Paths) {
 					dir = filepath.Join(dir, p.Git.Dir)
 				}
 			}
-			st := gitRepoFinding(ps.Disk, dir, p.Git, global)
+			st := gitRepoFinding(ps.Disk, ps, dir, p.Git, global)
 			if st.why != "" {
 				gitStateRaise(c, argvText(p), st.why)
 				return

@@ -323,6 +323,30 @@ func TestGitSubmoduleWorktree(t *testing.T) {
 	}
 }
 
+// TestGitLinkedWorktree: a workspace that is a linked worktree of a
+// repository elsewhere narrows (its gitdir points back at it); a gitfile
+// planted to point at another repository of the person's does not.
+func TestGitLinkedWorktree(t *testing.T) {
+	w := newGitWorld(t)
+	main := w.repo()
+	wt := filepath.Join(t.TempDir(), "wt")
+	w.run(main, "worktree", "add", "-q", wt)
+	if v := w.judge(wt, "git status"); v.Decision.Outcome != rules.Allow {
+		t.Errorf("git status in a linked worktree: %s (%s)", v.Decision.Outcome, v.Decision.Reason)
+	}
+	ws := w.repo()
+	other := w.repo()
+	write(t, filepath.Join(ws, "sub/.git"), "gitdir: "+filepath.Join(other, ".git")+"\n", 0o644)
+	if v := w.judge(ws, "cd sub && git log"); v.Decision.Outcome == rules.Allow {
+		t.Errorf("a gitfile pointing at another repository allowed")
+	}
+	// commondir outside the worktrees layout.
+	write(t, filepath.Join(ws, ".git/commondir"), filepath.Join(other, ".git")+"\n", 0o644)
+	if v := w.judge(ws, "git log"); v.Decision.Outcome == rules.Allow {
+		t.Errorf("a commondir pointing at another repository allowed")
+	}
+}
+
 // TestGitHookOnlyForItsForm: an executable hook keeps the ceiling for the
 // forms that run it, not for reads that never do.
 func TestGitHookOnlyForItsForm(t *testing.T) {
