@@ -8,7 +8,7 @@ import (
 
 // handlerNames are the handlers a spec may name; each is Go code in
 // knowledge_special.go for a language the table cannot describe.
-var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "git-remote", "ssh", "builtin", "ip", "jq", "ps", "set", "export", "pager"}
+var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "git-prints-config", "ssh", "builtin", "ip", "jq", "ps", "set", "export", "pager"}
 
 // checkNames are the validators a flag's value may be given.
 var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode", "awk-include", "curl-writeout", "rustc-print"}
@@ -233,8 +233,8 @@ func (r *run) spec(s *spec, args []Word) {
 		r.dd(p)
 	case "git-config":
 		r.gitConfig(p)
-	case "git-remote":
-		r.gitRemote(p)
+	case "git-prints-config":
+		r.gitPrintsConfig(p)
 	case "builtin":
 		r.builtin(p)
 	case "ip":

@@ -260,11 +260,21 @@ func (r *run) gitSecretRead(outside bool) {
 	}
 }
 
-// gitRemote judges git remote's listing forms: -v and get-url print the
-// remotes' URLs, which can carry credentials.
-func (r *run) gitRemote(p parsed) {
-	if r.form.name == "git remote" && !p.hasHit("-v") {
-		return
+// gitPrintsConfig judges the listing forms that print what config holds:
+// git remote -v and get-url print the remotes' URLs, git var -l every
+// config variable; either can carry credentials.
+func (r *run) gitPrintsConfig(p parsed) {
+	switch r.form.name {
+	case "git remote", "git remote get-url":
+		if r.form.name == "git remote" && !p.hasHit("-v") {
+			return
+		}
+	case "git var":
+		// One variable (GIT_EDITOR, GIT_COMMITTER_IDENT) is no
+		// credential.
+		if !p.hasHit("-l") {
+			return
+		}
 	}
 	r.gitSecretRead(false)
 }

@@ -64,6 +64,8 @@ func TestClassifyGitRepo(t *testing.T) {
 		{cmd: "git config http.extraHeader", form: "config", secret: true, known: true, hook: "-"},
 		{cmd: "git remote -v", form: "remote", secret: true, known: true, hook: "-"},
 		{cmd: "git remote", form: "remote", known: true, hook: "-"},
+		{cmd: "git var -l", form: "var", secret: true, known: true, hook: "-"},
+		{cmd: "git var GIT_COMMITTER_IDENT", form: "var", known: true, hook: "-"},
 		{cmd: "git remote get-url origin", form: "remote get-url", secret: true, known: true, hook: "-"},
 		{cmd: "git read-tree --index-output=x HEAD", form: "read-tree", global: true, known: true, hook: "post-index-change"},
 		{cmd: "git fsck --lost-found", form: "fsck", global: true, known: true, hook: "-"},
