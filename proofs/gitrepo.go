@@ -481,6 +481,10 @@ func gitRepoEvidence(c *claims, a *parse.Analysis, cwd string, ps Paths) {
 			gitStateRaise(c, argvText(p), "the directory git runs in is not known, so its repository is not proven ordinary")
 			continue
 		}
+		if ps.Disk == nil {
+			gitOutsideWorkspace(c, p, cwd, ps)
+			continue
+		}
 		if !globalRead {
 			global, globalRead = gitGlobalState{why: "narrowd cannot read files here"}, true
 			if rd, ok := ps.Disk.(FileReader); ok {
@@ -491,22 +495,10 @@ func gitRepoEvidence(c *claims, a *parse.Analysis, cwd string, ps Paths) {
 			gitStateRaise(c, argvText(p), global.why)
 			return
 		}
-		dirs := p.Dirs
-		if dirs == nil {
-			dirs = []string{"."}
+		if gitOutsideWorkspace(c, p, cwd, ps) {
+			return
 		}
-		for _, d := range dirs {
-			dir := d
-			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(cwd, dir)
-			}
-			if p.Git.Dir != "" {
-				if filepath.IsAbs(p.Git.Dir) {
-					dir = p.Git.Dir
-				} else {
-					dir = filepath.Join(dir, p.Git.Dir)
-				}
-			}
+		for _, dir := range gitDirs(p, cwd) {
 			st := gitRepoFinding(ps.Disk, ps, dir, p.Git, global)
 			if st.why != "" {
 				gitStateRaise(c, argvText(p), st.why)
@@ -520,6 +512,47 @@ func gitRepoEvidence(c *claims, a *parse.Analysis, cwd string, ps Paths) {
 				"git "+p.Git.Form+" runs "+where+": every repository config key is on the git_repo list and no hook it can run is executable; global and system git config are the person's own and trusted, except what points git into the workspace", effectNone)
 		}
 	}
+}
+
+// gitDirs are the directories git program p may run in, after cd and -C.
+func gitDirs(p parse.Program, cwd string) []string {
+	dirs := p.Dirs
+	if dirs == nil {
+		dirs = []string{"."}
+	}
+	out := make([]string, 0, len(dirs))
+	for _, d := range dirs {
+		dir := d
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(cwd, dir)
+		}
+		if p.Git.Dir != "" {
+			if filepath.IsAbs(p.Git.Dir) {
+				dir = p.Git.Dir
+			} else {
+				dir = filepath.Join(dir, p.Git.Dir)
+			}
+		}
+		out = append(out, filepath.Clean(dir))
+	}
+	return out
+}
+
+// gitOutsideWorkspace raises when git would run outside every workspace
+// root (cd /elsewhere && git log): it reads another repository, whose
+// history and config are not the workspace's. It reports whether it
+// raised.
+func gitOutsideWorkspace(c *claims, p parse.Program, cwd string, ps Paths) bool {
+	if p.DirUnknown || !filepath.IsAbs(cwd) {
+		return false
+	}
+	for _, dir := range gitDirs(p, cwd) {
+		if w := ps.Resolve("/", dir); !w.Inside {
+			gitStateRaise(c, argvText(p), "git runs in "+dir+", outside the workspace: "+w.Why)
+			return true
+		}
+	}
+	return false
 }
 
 // gitStateRaise raises every label: git would read state narrowd did not

@@ -347,6 +347,19 @@ func TestGitLinkedWorktree(t *testing.T) {
 	}
 }
 
+// TestGitOutsideWorkspace: git that runs in another repository (cd there,
+// -C there) keeps the ceiling however ordinary that repository is.
+func TestGitOutsideWorkspace(t *testing.T) {
+	w := newGitWorld(t)
+	ws := w.repo()
+	other := w.repo()
+	for _, cmd := range []string{"cd " + other + " && git log -p", "git -C " + other + " log", "cd .. && git status"} {
+		if v := w.judge(ws, cmd); v.Decision.Outcome == rules.Allow {
+			t.Errorf("%q allowed", cmd)
+		}
+	}
+}
+
 // TestGitHookOnlyForItsForm: an executable hook keeps the ceiling for the
 // forms that run it, not for reads that never do.
 func TestGitHookOnlyForItsForm(t *testing.T) {

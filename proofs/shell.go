@@ -361,10 +361,7 @@ func argvText(p parse.Program) string {
 // raiseOnDisk adds what narrowd reads on disk now about the programs: the
 // state of the repository each git program runs in (gitrepo.go).
 func raiseOnDisk(c *claims, a *parse.Analysis, cwd string, ps Paths) {
-	if ps.Disk == nil {
-		// No disk (lexical tests only): nothing is read.
-		return
-	}
+	// Without a disk (lexical tests only) it only checks where git runs.
 	gitRepoEvidence(c, a, cwd, ps)
 }
 
