@@ -232,6 +232,7 @@ func (z *analyzer) decl(c *Command, fr frame, paths []PathArg, net Net) {
 // add appends a program, placing its relative paths in every directory
 // the shell may be in.
 func (z *analyzer) add(p Program, fr frame) {
+	p.Dirs, p.DirUnknown = fr.dir.dirs, fr.dir.unknown
 	switch {
 	case fr.dir.unknown:
 		if !p.Known || p.RunsCode || slices.ContainsFunc(p.Paths, func(pa PathArg) bool {

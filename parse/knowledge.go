@@ -54,6 +54,9 @@ type Knowledge struct {
 	// systemDirs are directories whose programs are the commands the table
 	// names (/usr/bin/ls is ls; ./ls is not).
 	systemDirs []string
+	// gitRepo is what a git call may meet in its repository
+	// (knowledge_git.go).
+	gitRepo gitRepoPolicy
 }
 
 // Classification is what the table says about one argv.
@@ -88,6 +91,7 @@ type tableFile struct {
 	SafeEnv       []string         `toml:"safe_env"`
 	SafeGitConfig []string         `toml:"safe_git_config"`
 	SystemDirs    []string         `toml:"system_dirs"`
+	GitRepo       *gitRepoTable    `toml:"git_repo"`
 	// FlagGroups are shared flag lists (git's diff and revision options)
 	// that commands in the same file include by name.
 	FlagGroups map[string][]flagName `toml:"flag_groups"`
@@ -203,6 +207,9 @@ func (k *Knowledge) merge(file string, data []byte, tf tableFile) error {
 	k.safeEnv = append(k.safeEnv, tf.SafeEnv...)
 	k.safeGitConfig = append(k.safeGitConfig, tf.SafeGitConfig...)
 	k.systemDirs = append(k.systemDirs, tf.SystemDirs...)
+	if err := k.mergeGitRepo(tf.GitRepo); err != nil {
+		return fmt.Errorf("%s:%d: %w", file, newLocator(data).line(toml.Key{"git_repo"}), err)
+	}
 	names := make([]string, 0, len(tf.Cmd))
 	for n := range tf.Cmd {
 		names = append(names, n)

@@ -8,7 +8,7 @@ import (
 
 // handlerNames are the handlers a spec may name; each is Go code in
 // knowledge_special.go for a language the table cannot describe.
-var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "ssh", "builtin", "ip", "jq", "ps", "set", "export", "pager"}
+var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "git-prints-config", "ssh", "builtin", "ip", "jq", "ps", "set", "export", "pager"}
 
 // checkNames are the validators a flag's value may be given.
 var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode", "awk-include", "curl-writeout", "rustc-print"}
@@ -46,6 +46,8 @@ type run struct {
 
 	// dir is the directory relative operands resolve against (git -C).
 	dir *Word
+	// form is the deepest table entry reached (git stash list).
+	form *spec
 	// into is where the Cwd access lands instead of . (unzip -d).
 	into *Word
 	// flagPaths counts the paths that came from flag arguments, which a
@@ -124,6 +126,7 @@ func (r *run) fail(why string) {
 // spec classifies args against one table level.
 func (r *run) spec(s *spec, args []Word) {
 	r.rule = append(r.rule[:0], s.name)
+	r.form = s
 	switch s.Handler {
 	case "find":
 		r.find(s, args)
@@ -230,6 +233,8 @@ func (r *run) spec(s *spec, args []Word) {
 		r.dd(p)
 	case "git-config":
 		r.gitConfig(p)
+	case "git-prints-config":
+		r.gitPrintsConfig(p)
 	case "builtin":
 		r.builtin(p)
 	case "ip":
@@ -986,6 +991,14 @@ func (r *run) finish() Classification {
 		fin = max(fin, finIndirect)
 	}
 	c.Program.Known = true
+	if g := r.gitRepo(); g != nil {
+		c.Program.Git = g
+		if g.Standing && m > lvlRead {
+			// Refs, the index, remotes and config are standing
+			// configuration of the repository (spec §3.2).
+			global = true
+		}
+	}
 	c.Program.Mutation = m.String()
 	c.Program.Net = net.net()
 	c.Program.RunsCode = r.runsCode

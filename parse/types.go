@@ -157,6 +157,17 @@ type Program struct {
 	Wrappers []string
 	// Privileged reports sudo, doas or similar on the way.
 	Privileged bool
+	// Dirs are the working directories the program may run in, relative
+	// to the one the text starts in ("." is that one) or absolute; nil
+	// means only the start directory. DirUnknown reports that an
+	// earlier cd left it unknown. Programs that read the state of the
+	// directory they run in (git finds its repository from it) need it.
+	Dirs       []string
+	DirUnknown bool
+	// Git, for a known git form, is what that form may meet in the
+	// repository it runs in; the proofs read the repository and keep
+	// the ceiling unless it is proven ordinary.
+	Git *GitRepo
 }
 
 // Unproven is a construct whose runtime effect narrowd cannot prove: it

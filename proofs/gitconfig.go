@@ -1,127 +1,288 @@
 package proofs
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
-	"io"
-	"io/fs"
-	"path/filepath"
+	"fmt"
 	"strings"
-
-	"github.com/narrowd/narrowd/rules"
 )
 
-// gitConfigMax bounds how much of a repository's config narrowd reads.
+// gitConfigMax bounds how much of one git config file narrowd reads.
 const gitConfigMax = 256 << 10
 
 // FileReader is a Disk that can also read small files. narrowd reads a
-// repository's .git/config itself: it never runs git to learn repo state.
+// repository's files itself: it never runs git to learn repo state.
 type FileReader interface {
 	ReadFile(name string) ([]byte, error)
 }
 
-// gitRunsCode reports the first setting in the repository config around
-// cwd that makes git run a program: core.fsmonitor, a pager, a diff or
-// merge driver, a filter, an alias starting with !, an include of another
-// file, and the like. It reads what is on disk now, so what it finds can
-// only raise (point in time), never relax.
-func gitRunsCode(disk Disk, cwd string) string {
-	rd, ok := disk.(FileReader)
-	if !ok || !filepath.IsAbs(cwd) {
-		return ""
-	}
-	for dir := filepath.Clean(cwd); ; dir = filepath.Dir(dir) {
-		gitPath := filepath.Join(dir, ".git")
-		if fi, err := disk.Lstat(gitPath); err == nil {
-			cfg := filepath.Join(gitPath, "config")
-			if !fi.IsDir() {
-				// A worktree or submodule: .git is a file naming
-				// the real directory; read that one's config.
-				b, err := rd.ReadFile(gitPath)
-				if err != nil {
-					return ".git cannot be read"
-				}
-				target := strings.TrimSpace(strings.TrimPrefix(string(b), "gitdir:"))
-				if !filepath.IsAbs(target) {
-					target = filepath.Join(dir, target)
-				}
-				cfg = filepath.Join(target, "config")
-			}
-			b, err := rd.ReadFile(cfg)
-			if err != nil {
-				if errorsIsNotExist(err) {
-					return ""
-				}
-				return cfg + " cannot be read"
-			}
-			return scanGitConfig(cfg, b)
-		}
-		if dir == "/" {
-			return ""
-		}
-	}
+// gitConfigEntry is one variable of a git config file, named as
+// `git config --list` names it: section and variable name in lower case,
+// the subsection of [section "Sub"] as written, the one of the old
+// [section.Sub] form in lower case.
+type gitConfigEntry struct {
+	Key string
+	// Value is the value after quote and escape removal; HasValue is
+	// false for a key written without '=' (boolean true).
+	Value    string
+	HasValue bool
+	Line     int
 }
 
-func errorsIsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+// errGitConfigSyntax is a file git itself refuses ("bad config line").
+var errGitConfigSyntax = errors.New("bad config line")
 
-// scanGitConfig looks for settings that run programs.
-func scanGitConfig(name string, b []byte) string {
-	if len(b) > gitConfigMax {
-		return name + " is too large to check"
+// gitConfigSource is parseGitConfig's reader: the rules of config.c's
+// get_next_char (a CR before LF is dropped, the end reads as one more
+// newline).
+type gitConfigSource struct {
+	b    []byte
+	i    int
+	eof  bool
+	line int
+}
+
+func (s *gitConfigSource) next() byte {
+	if s.i >= len(s.b) {
+		s.eof = true
+		return '\n'
 	}
-	section := ""
-	sc := bufio.NewScanner(io.LimitReader(bytes.NewReader(b), gitConfigMax))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
+	c := s.b[s.i]
+	s.i++
+	if c == '\r' && s.i < len(s.b) && s.b[s.i] == '\n' {
+		c = '\n'
+		s.i++
+	}
+	if c == '\n' {
+		s.line++
+	}
+	return c
+}
+
+// cSpace is C's isspace in the C locale, which git uses.
+func cSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+func cAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func keyChar(c byte) bool { return cAlpha(c) || c >= '0' && c <= '9' || c == '-' }
+
+func lowerByte(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// parseGitConfig reads one config file the way git's config.c
+// (git_parse_source and its helpers) does: a UTF-8 BOM at the start,
+// '#' and ';' comments outside quotes, section names case-insensitive,
+// [a "B"] subsections case-sensitive with \ escapes, [a.B] lowered,
+// keys without '=' boolean, backslash-newline continuing a value,
+// escapes \t \b \n \\ \" and no others, unquoted whitespace trimmed at
+// both ends, inner blanks as spaces. Includes are not followed here. A file git would refuse is
+// errGitConfigSyntax.
+func parseGitConfig(b []byte) ([]gitConfigEntry, error) {
+	if len(b) > gitConfigMax {
+		return nil, fmt.Errorf("config is larger than %d bytes", gitConfigMax)
+	}
+	s := &gitConfigSource{b: b, line: 1}
+	const bom = "\xef\xbb\xbf"
+	if strings.HasPrefix(string(b), bom) {
+		s.i = len(bom)
+	} else if len(b) > 0 && b[0] == bom[0] {
+		// git refuses a partial BOM.
+		return nil, fmt.Errorf("line 1: %w (partial byte order mark)", errGitConfigSyntax)
+	}
+	var out []gitConfigEntry
+	var section []byte
+	comment := false
+	for {
+		c := s.next()
+		if c == '\n' {
+			if s.eof {
+				return out, nil
+			}
+			comment = false
 			continue
 		}
-		if line[0] == '[' {
-			end := strings.IndexByte(line, ']')
-			if end < 0 {
-				return name + " has a section narrowd cannot read"
-			}
-			section = strings.ToLower(strings.Fields(strings.Trim(line[1:end], " "))[0])
-			line = strings.TrimSpace(line[end+1:])
-			if line == "" {
-				continue
-			}
+		if comment {
+			continue
 		}
-		key, val, _ := strings.Cut(line, "=")
-		key = strings.ToLower(strings.TrimSpace(key))
-		val = strings.TrimSpace(val)
-		switch {
-		case section == "include" || section == "includeif":
-			return name + ": includes another config file (" + section + "." + key + ")"
-		case section == "alias" && strings.HasPrefix(strings.Trim(val, `"`), "!"):
-			return name + ": alias." + key + " runs a shell command"
-		case section == "core" && (key == "fsmonitor" || key == "pager" || key == "sshcommand" || key == "hookspath" || key == "editor" || key == "askpass" || key == "gitproxy"):
-			return name + ": core." + key + " names a program"
-		case section == "pager" || section == "filter" || section == "credential" || section == "gpg" || section == "sequence":
-			return name + ": " + section + "." + key + " names a program"
-		case (section == "diff" || section == "merge" || section == "difftool" || section == "mergetool") &&
-			(key == "command" || key == "textconv" || key == "external" || key == "driver" || key == "cmd" || key == "tool"):
-			return name + ": " + section + "." + key + " names a program"
-		case section == "interactive" && key == "difffilter":
-			return name + ": interactive.diffFilter names a program"
-		case section == "man" || section == "browser" || section == "web" || section == "instaweb" ||
-			section == "help" && (key == "format" || key == "browser" || key == "htmlpath"):
-			// git help (and CMD --help) runs man.viewer,
-			// man.<tool>.cmd or a browser the config names.
-			return name + ": " + section + "." + key + " chooses how git help shows pages"
+		if cSpace(c) {
+			continue
 		}
+		if c == '#' || c == ';' {
+			comment = true
+			continue
+		}
+		if c == '[' {
+			sec, err := s.sectionHeader()
+			if err != nil || len(sec) < 1 {
+				return nil, fmt.Errorf("line %d: %w", s.line, errGitConfigSyntax)
+			}
+			section = append(sec, '.')
+			continue
+		}
+		if !cAlpha(c) {
+			return nil, fmt.Errorf("line %d: %w", s.line, errGitConfigSyntax)
+		}
+		line := s.line
+		name := append([]byte(nil), section...)
+		name = append(name, lowerByte(c))
+		e, err := s.variable(name)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		e.Line = line
+		out = append(out, e)
 	}
-	if sc.Err() != nil {
-		return name + " cannot be read"
-	}
-	return ""
 }
 
-// gitConfigEvidence raises every label when git would run a program the
-// repository's config names.
-func gitConfigEvidence(c *claims, why string) {
-	for _, d := range rules.Dims() {
-		c.add("git-config-runs-code", rules.PointInTime, ".git/config", why, raise(d))
+// sectionHeader is get_base_var and get_extended_base_var: the name after
+// '[' up to ']'.
+func (s *gitConfigSource) sectionHeader() ([]byte, error) {
+	var name []byte
+	for {
+		c := s.next()
+		if s.eof {
+			return nil, errGitConfigSyntax
+		}
+		if c == ']' {
+			return name, nil
+		}
+		if cSpace(c) {
+			return s.subsection(name, c)
+		}
+		if !keyChar(c) && c != '.' {
+			return nil, errGitConfigSyntax
+		}
+		name = append(name, lowerByte(c))
+	}
+}
+
+func (s *gitConfigSource) subsection(name []byte, c byte) ([]byte, error) {
+	for {
+		if c == '\n' {
+			return nil, errGitConfigSyntax
+		}
+		c = s.next()
+		if !cSpace(c) {
+			break
+		}
+	}
+	if c != '"' {
+		return nil, errGitConfigSyntax
+	}
+	name = append(name, '.')
+	for {
+		c := s.next()
+		if c == '\n' {
+			return nil, errGitConfigSyntax
+		}
+		if c == '"' {
+			break
+		}
+		if c == '\\' {
+			c = s.next()
+			if c == '\n' {
+				return nil, errGitConfigSyntax
+			}
+		}
+		name = append(name, c)
+	}
+	if s.next() != ']' {
+		return nil, errGitConfigSyntax
+	}
+	return name, nil
+}
+
+// variable is get_value: the rest of the name, then '=' and a value, or
+// the end of the line.
+func (s *gitConfigSource) variable(name []byte) (gitConfigEntry, error) {
+	var c byte
+	for {
+		c = s.next()
+		if s.eof || !keyChar(c) {
+			break
+		}
+		name = append(name, lowerByte(c))
+	}
+	for c == ' ' || c == '\t' {
+		c = s.next()
+	}
+	e := gitConfigEntry{Key: string(name)}
+	if c != '\n' {
+		if c != '=' {
+			return e, errGitConfigSyntax
+		}
+		v, err := s.value()
+		if err != nil {
+			return e, err
+		}
+		e.Value, e.HasValue = v, true
+	}
+	return e, nil
+}
+
+// value is parse_value.
+func (s *gitConfigSource) value() (string, error) {
+	var v []byte
+	quote, comment := false, false
+	trim := 0
+	for {
+		c := s.next()
+		if c == '\n' {
+			if quote {
+				return "", errGitConfigSyntax
+			}
+			if trim > 0 {
+				v = v[:trim]
+			}
+			return string(v), nil
+		}
+		if comment {
+			continue
+		}
+		if cSpace(c) && !quote {
+			if trim == 0 {
+				trim = len(v)
+			}
+			if len(v) > 0 {
+				// git before 2.45 stores each blank as a space,
+				// later ones keep it: only a value's inner blanks
+				// differ, never which keys a file sets.
+				v = append(v, ' ')
+			}
+			continue
+		}
+		if !quote && (c == ';' || c == '#') {
+			comment = true
+			continue
+		}
+		trim = 0
+		if c == '\\' {
+			c = s.next()
+			switch c {
+			case '\n':
+				continue
+			case 't':
+				c = '\t'
+			case 'b':
+				c = '\b'
+			case 'n':
+				c = '\n'
+			case '\\', '"':
+			default:
+				return "", errGitConfigSyntax
+			}
+			v = append(v, c)
+			continue
+		}
+		if c == '"' {
+			quote = !quote
+			continue
+		}
+		v = append(v, c)
 	}
 }

@@ -363,29 +363,11 @@ func argvText(p parse.Program) string {
 	return b.String()
 }
 
-// raiseOnDisk adds what narrowd reads on disk now about the programs: a
-// repository config that makes git run a program.
+// raiseOnDisk adds what narrowd reads on disk now about the programs: the
+// state of the repository each git program runs in (gitrepo.go).
 func raiseOnDisk(c *claims, a *parse.Analysis, cwd string, ps Paths) {
-	if ps.Disk == nil {
-		return
-	}
-	for _, p := range a.Programs {
-		if p.Name != "git" {
-			continue
-		}
-		dirs := []string{cwd}
-		for _, pa := range p.Paths {
-			if w := ps.Resolve(cwd, pa.Word.Value); w.Abs != "" {
-				dirs = append(dirs, w.Abs)
-			}
-		}
-		for _, d := range dirs {
-			if why := gitRunsCode(ps.Disk, d); why != "" {
-				gitConfigEvidence(c, why)
-				return
-			}
-		}
-	}
+	// Without a disk (lexical tests only) it only checks where git runs.
+	gitRepoEvidence(c, a, cwd, ps)
 }
 
 // homeSecrets adds a guess for each argument that names a sensitive path
