@@ -1,0 +1,31 @@
+package parse
+
+import "testing"
+
+// TestClassifyAuditedOptions covers options that were on harmless lists
+// although their value names a file or program the tool reads, runs or
+// writes (issue 15 item 5), and the ordinary forms beside them.
+func TestClassifyAuditedOptions(t *testing.T) {
+	t.Parallel()
+	runCases(t, []classifyCase{
+		{name: "grep-recursive-plain", cmd: "grep -rn x src", known: true, mut: "read", paths: "read src r"},
+		{name: "grep-directories-recurse", cmd: "grep -d recurse x src", known: true, paths: "read src r"},
+		{name: "grep-directories-abbrev", cmd: "grep --direc=recurse x src", known: true, paths: "read src r"},
+		{name: "tree-R", cmd: "tree -R -L 2 -H . .", known: false, why: "tree -R"},
+		{name: "tree-infofile", cmd: "tree --infofile /etc/shadow .", known: true, paths: "read /etc/shadow; read . r"},
+		{name: "fd-base-directory", cmd: "fd --base-directory /root x", known: false, why: "base-directory"},
+		{name: "journalctl-unit", cmd: "journalctl -u nginx -n 50", known: true, mut: "read"},
+		{name: "journalctl-cursor-file", cmd: "journalctl --cursor-file=c.txt", known: true, paths: "update c.txt"},
+		{name: "journalctl-file-glob", cmd: "journalctl --file='/home/*/x.journal'", known: false, why: "--file"},
+		{name: "journalctl-root", cmd: "journalctl --root=/mnt", known: false, why: "--root"},
+		{name: "journalctl-directory", cmd: "journalctl -D /var/log/journal", known: true, paths: "read /var/log/journal"},
+		{name: "ss-diag", cmd: "ss -D out.bin -t", known: true, paths: "overwrite out.bin"},
+		{name: "ss-filter-file", cmd: "ss -F f.txt", known: true, paths: "read f.txt"},
+		{name: "pgrep-pidfile", cmd: "pgrep -F /run/x.pid", known: true, paths: "read /run/x.pid"},
+		{name: "systemctl-host", cmd: "systemctl status -H user@host nginx", known: true, net: "internet"},
+		{name: "pip-list", cmd: "pip list", known: true, mut: "read"},
+		{name: "pip-list-python", cmd: "pip list --python ./venv/bin/python", known: false, why: "pip --python"},
+		{name: "pip-list-log", cmd: "pip list --log /tmp/x", known: true, paths: "update /tmp/x"},
+		{name: "goimports-runs-go", cmd: "goimports -l .", known: true, code: "y", net: "internet"},
+	})
+}
