@@ -8,7 +8,10 @@ import (
 // inside a string, makes it unprovable: they run commands, read other
 // files, or change which files are read. Searching the raw text instead of
 // tokens means no lexer disagreement (regex or division?) can hide one.
-var awkForbidden = [...]string{"system", "getline", "close", "fflush", "ARGV", "ARGC", "@", "PROCINFO"}
+// SYMTAB and FUNCTAB are gawk's tables of every variable and function by
+// name: SYMTAB["ENVI" "RON"] reads the environment with no ENVIRON in
+// the text.
+var awkForbidden = [...]string{"system", "getline", "close", "fflush", "ARGV", "ARGC", "@", "PROCINFO", "SYMTAB", "FUNCTAB"}
 
 // awk checks an awk program and reads its file operands.
 func (r *run) awk(p parsed) {
@@ -26,7 +29,7 @@ func (r *run) awk(p parsed) {
 			r.fail(why)
 			return
 		}
-		if strings.Contains(w.Value, "ENVIRON") {
+		if strings.Contains(w.Value, "ENVIRON") || strings.Contains(strings.ReplaceAll(w.Value, "\\\n", ""), "ENVIRON") {
 			r.readsEnv()
 		}
 	}
@@ -44,7 +47,10 @@ func (r *run) awk(p parsed) {
 	}
 }
 
-// awkProgram reports why an awk program is unprovable, or "".
+// awkProgram reports why an awk program is unprovable, or "". It reads
+// the raw text, strings, regexes and comments included, so that no
+// disagreement with an awk's lexer (is / a division or a regex? where
+// does a string end?) can hide a construct.
 func awkProgram(src string) string {
 	for i := 0; i < len(src); i++ {
 		c := src[i]
@@ -54,43 +60,32 @@ func awkProgram(src string) string {
 	}
 	// A backslash-newline could split a word; awk rejoins it.
 	flat := strings.ReplaceAll(src, "\\\n", "")
-	for _, w := range awkForbidden {
-		if strings.Contains(flat, w) {
-			return "awk program uses " + w
+	for _, text := range []string{src, flat} {
+		for _, w := range awkForbidden {
+			if strings.Contains(text, w) {
+				return "awk program uses " + w
+			}
 		}
-	}
-	// | outside || is a pipe to or from a command.
-	for i := 0; i < len(flat); i++ {
-		if flat[i] != '|' {
-			continue
-		}
-		if i+1 < len(flat) && flat[i+1] == '|' {
-			i++
-			continue
-		}
-		return "awk program uses a pipe"
-	}
-	// A > after print (or printf) in the same statement is output to a
-	// file. Statements run left to right, so a > before the first print
-	// of a line is a comparison. A print statement continues onto the
-	// next line after a comma, && or ||, or past a comment, so the search
-	// does too.
-	pending := false
-	for _, line := range strings.Split(flat, "\n") {
-		seg := line
-		if !pending {
-			i := strings.Index(line, "print")
-			if i < 0 {
+		// | outside || is a pipe to or from a command.
+		for i := 0; i < len(text); i++ {
+			if text[i] != '|' {
 				continue
 			}
-			seg = line[i:]
+			if i+1 < len(text) && text[i+1] == '|' {
+				i++
+				continue
+			}
+			return "awk program uses a pipe"
 		}
-		if strings.Contains(seg, ">") {
-			return "awk program may print to a file"
-		}
-		t := strings.TrimRight(seg, " \t")
-		pending = strings.Contains(seg, "#") || strings.HasSuffix(t, ",") ||
-			strings.HasSuffix(t, "&&") || strings.HasSuffix(t, "||") || strings.HasSuffix(t, "\\")
+	}
+	// Output redirection (print > f, printf >> f) always follows a
+	// print keyword in the text, but where a print statement ends
+	// depends on a grammar that differs between awks (gawk continues a
+	// statement after ? and : on the next line, all of them after , &&
+	// || { do else and a backslash): any > after the first print is
+	// taken as one. A > before every print is a comparison.
+	if i := strings.Index(flat, "print"); i >= 0 && strings.Contains(flat[i:], ">") {
+		return "awk program may print to a file"
 	}
 	return ""
 }

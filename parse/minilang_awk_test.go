@@ -32,3 +32,22 @@ func TestClassifyAwkOptions(t *testing.T) {
 		{name: "awk-environ", cmd: "awk 'BEGIN{print ENVIRON[\"HOME\"]}'", known: true, paths: "read /proc/self/environ"},
 	})
 }
+
+// TestClassifyAwkProgram covers the awk program text: redirections that a
+// statement-by-statement reading misses, and gawk's name tables.
+func TestClassifyAwkProgram(t *testing.T) {
+	t.Parallel()
+	runCases(t, []classifyCase{
+		{name: "awk-ternary-over-lines", cmd: "gawk 'BEGIN{print 1 ?\n 2 :\n 3 > \"/tmp/x\"}'", known: false, why: "print to a file"},
+		{name: "awk-paren-over-lines", cmd: "awk 'BEGIN{print (1,\n2) > \"/tmp/x\"}'", known: false, why: "print to a file"},
+		{name: "awk-redirect-later-statement", cmd: "awk '{print $1} END {x = 1; print x > \"out\"}' f", known: false, why: "print to a file"},
+		{name: "awk-compare-after-print", cmd: "awk '{print $1} END {if (n > 3) exit 1}' f", known: false, why: "print to a file"},
+		{name: "awk-compare-before-print-ok", cmd: "awk 'length > 120 {print FILENAME\":\"FNR}' f", known: true, paths: "read f"},
+		{name: "awk-symtab-environ", cmd: "gawk 'BEGIN{print SYMTAB[\"ENVI\" \"RON\"][\"HOME\"]}'", known: false, why: "SYMTAB"},
+		{name: "awk-functab", cmd: "gawk 'BEGIN{print FUNCTAB[\"system\"]}'", known: false},
+		{name: "awk-split-environ", cmd: "awk 'BEGIN{print ENVI\\\nRON[\"HOME\"]}'", known: true, paths: "read /proc/self/environ"},
+		{name: "awk-split-pipe", cmd: "awk 'BEGIN{print 1 |\\\n| 2}'", known: false, why: "pipe"},
+		{name: "awk-regex-with-gt", cmd: "awk '/->/ {n++} END {print n}' f", known: true, paths: "read f"},
+		{name: "awk-indirect-call", cmd: "gawk 'BEGIN{f=\"sys\" \"tem\"; @f(\"id\")}'", known: false, why: "@"},
+	})
+}
