@@ -322,58 +322,6 @@ func TestClassifySearch(t *testing.T) {
 	})
 }
 
-func TestClassifySedAwk(t *testing.T) {
-	t.Parallel()
-	runCases(t, []classifyCase{
-		{name: "sed-print", cmd: "sed -n 1,5p f", known: true, mut: "read", paths: "read f"},
-		{name: "sed-substitute", cmd: "sed 's/a/b/g' f", known: true, paths: "read f"},
-		{name: "sed-in-place", cmd: "sed -i 's/a/b/' f g", known: true, mut: "delete", paths: "overwrite f; overwrite g", rule: "sed -i"},
-		// GNU sed writes a backup beside each file: FILE+SUFFIX, or SUFFIX
-		// with * replaced by the base name; a / in SUFFIX moves it into
-		// another directory, which the text does not bound.
-		{name: "sed-in-place-suffix", cmd: "sed -i.bak -e 's/a/b/' f", known: true, paths: "overwrite f; overwrite f.bak"},
-		{name: "sed-in-place-long", cmd: "sed --in-place=.orig 's/a/b/' f", known: true, paths: "overwrite f; overwrite f.orig"},
-		{name: "sed-in-place-star", cmd: "sed -i'old_*' 's/a/b/' src/f", known: true, paths: "overwrite src/f; overwrite src/old_f"},
-		{name: "sed-in-place-star-only", cmd: "sed -i'*' 's/a/b/' f", known: true, paths: "overwrite f; overwrite f"},
-		{name: "sed-in-place-slash", cmd: "sed -i'/root/.ssh/*' 's/^//' authorized_keys", known: false, why: "backup into another directory"},
-		{name: "sed-in-place-long-slash", cmd: "sed --in-place='bak/*' 's/a/b/' f", known: false, why: "backup into another directory"},
-		{name: "sed-w-command", cmd: "sed 'w /etc/x' f", known: true, mut: "delete", paths: "read f; overwrite /etc/x"},
-		{name: "sed-s-w-flag", cmd: "sed 's/a/b/w out' f", known: true, paths: "read f; overwrite out"},
-		{name: "sed-e-command", cmd: "sed 'e date' f", known: false, why: "sed e runs a command"},
-		{name: "sed-s-e-flag", cmd: "sed 's/a/b/e' f", known: false, why: "s///e"},
-		{name: "sed-s-e-after-g", cmd: "sed 's/a/b/ge' f", known: false, why: "s///e"},
-		{name: "sed-r-reads", cmd: "sed '/x/r inc.txt' f", known: true, paths: "read f; read inc.txt"},
-		{name: "sed-f-file", cmd: "sed -f prog.sed f", known: false, why: "sed -f"},
-		{name: "sed-append-text-is-text", cmd: "sed '/x/a w not a file' f", known: true, paths: "read f"},
-		{name: "sed-multiple-commands", cmd: "sed -e 's/a/b/;s/c/d/' -e '/x/d' f", known: true, paths: "read f"},
-		{name: "sed-braces-and-labels", cmd: "sed ':a;N;$!ba;s/\\n/ /g' f", known: true},
-		{name: "sed-y-command", cmd: "sed 'y/abc/xyz/' f", known: true},
-		{name: "sed-custom-delimiter", cmd: "sed 's|/usr|/opt|g' f", known: true},
-		{name: "sed-unknown-command", cmd: "sed 'k' f", known: false, why: "unknown sed command"},
-		{name: "sed-e-hidden-after-semicolon", cmd: "sed 'p;e rm -rf ~' f", known: false, why: "sed e"},
-		{name: "sed-w-after-address", cmd: "sed '/re/w out.txt' f", known: true, paths: "read f; overwrite out.txt"},
-		{name: "awk-print", cmd: "awk '{print $1}' f", known: true, mut: "read", paths: "read f"},
-		{name: "awk-field-sep", cmd: "awk -F: '{print $1}' /etc/passwd", known: true, paths: "read /etc/passwd"},
-		{name: "awk-compare-no-print", cmd: "awk '$3 > 100' f", known: true, paths: "read f"},
-		{name: "awk-assignment-operand", cmd: "awk '{print x}' x=1 f", known: true, paths: "read f"},
-		{name: "awk-system", cmd: "awk 'BEGIN{system(\"x\")}'", known: false, why: "system"},
-		{name: "awk-pipe", cmd: "awk '{print | \"sh\"}'", known: false, why: "pipe"},
-		{name: "awk-print-redirect", cmd: "awk '{print > \"/etc/x\"}' f", known: false, why: "print to a file"},
-		{name: "awk-getline", cmd: "awk 'BEGIN{while((getline l < \"/etc/shadow\")>0) n++}'", known: false, why: "getline"},
-		{name: "awk-regex-hides-string", cmd: "awk 'BEGIN { if (1) /\"/; system(\"x\"); x = \"/\" }'", known: false, why: "system"},
-		{name: "awk-compare-before-print", cmd: "awk -F, 'NR>1 {sum+=$3} END {print sum}' d.csv", known: true, paths: "read d.csv"},
-		{name: "awk-print-redirect-next-line", cmd: "awk '{print $1,\n $2 > \"/etc/x\"}'", known: false, why: "print to a file"},
-		{name: "awk-print-comment-next-line", cmd: "awk '{print $1 # c\n > \"/etc/x\"}'", known: false, why: "print to a file"},
-		{name: "awk-string-semicolon", cmd: "awk '{print \"a;b\" > \"/etc/x\"}'", known: false, why: "print to a file"},
-		{name: "awk-or-is-fine", cmd: "awk '$1 == \"a\" || $1 == \"b\"' f", known: true},
-		{name: "awk-argv", cmd: "awk 'BEGIN{ARGV[1]=\"/etc/shadow\"} {print}' f", known: false, why: "ARGV"},
-		{name: "awk-include", cmd: "awk '@include \"x\"'", known: false, why: "@"},
-		{name: "awk-program-file", cmd: "awk -f prog.awk f", known: false, why: "awk -f"},
-		{name: "gawk-source", cmd: "gawk --source '{print}' f", known: true, paths: "read f"},
-		{name: "awk-backslash-newline", cmd: "awk 'BEGIN{sys\\\ntem(\"x\")}'", known: false, why: "system"},
-	})
-}
-
 func TestClassifyWrappers(t *testing.T) {
 	t.Parallel()
 	runCases(t, []classifyCase{

@@ -51,3 +51,30 @@ func TestClassifyAwkProgram(t *testing.T) {
 		{name: "awk-indirect-call", cmd: "gawk 'BEGIN{f=\"sys\" \"tem\"; @f(\"id\")}'", known: false, why: "@"},
 	})
 }
+
+// TestClassifyAwk covers ordinary awk programs and the constructs that
+// run commands, read other files or write files.
+func TestClassifyAwk(t *testing.T) {
+	t.Parallel()
+	runCases(t, []classifyCase{
+		{name: "awk-print", cmd: "awk '{print $1}' f", known: true, mut: "read", paths: "read f"},
+		{name: "awk-field-sep", cmd: "awk -F: '{print $1}' /etc/passwd", known: true, paths: "read /etc/passwd"},
+		{name: "awk-compare-no-print", cmd: "awk '$3 > 100' f", known: true, paths: "read f"},
+		{name: "awk-assignment-operand", cmd: "awk '{print x}' x=1 f", known: true, paths: "read f"},
+		{name: "awk-system", cmd: "awk 'BEGIN{system(\"x\")}'", known: false, why: "system"},
+		{name: "awk-pipe", cmd: "awk '{print | \"sh\"}'", known: false, why: "pipe"},
+		{name: "awk-print-redirect", cmd: "awk '{print > \"/etc/x\"}' f", known: false, why: "print to a file"},
+		{name: "awk-getline", cmd: "awk 'BEGIN{while((getline l < \"/etc/shadow\")>0) n++}'", known: false, why: "getline"},
+		{name: "awk-regex-hides-string", cmd: "awk 'BEGIN { if (1) /\"/; system(\"x\"); x = \"/\" }'", known: false, why: "system"},
+		{name: "awk-compare-before-print", cmd: "awk -F, 'NR>1 {sum+=$3} END {print sum}' d.csv", known: true, paths: "read d.csv"},
+		{name: "awk-print-redirect-next-line", cmd: "awk '{print $1,\n $2 > \"/etc/x\"}'", known: false, why: "print to a file"},
+		{name: "awk-print-comment-next-line", cmd: "awk '{print $1 # c\n > \"/etc/x\"}'", known: false, why: "print to a file"},
+		{name: "awk-string-semicolon", cmd: "awk '{print \"a;b\" > \"/etc/x\"}'", known: false, why: "print to a file"},
+		{name: "awk-or-is-fine", cmd: "awk '$1 == \"a\" || $1 == \"b\"' f", known: true},
+		{name: "awk-argv", cmd: "awk 'BEGIN{ARGV[1]=\"/etc/shadow\"} {print}' f", known: false, why: "ARGV"},
+		{name: "awk-include", cmd: "awk '@include \"x\"'", known: false, why: "@"},
+		{name: "awk-program-file", cmd: "awk -f prog.awk f", known: false, why: "awk -f"},
+		{name: "gawk-source", cmd: "gawk --source '{print}' f", known: true, paths: "read f"},
+		{name: "awk-backslash-newline", cmd: "awk 'BEGIN{sys\\\ntem(\"x\")}'", known: false, why: "system"},
+	})
+}

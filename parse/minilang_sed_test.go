@@ -36,3 +36,38 @@ func TestClassifySedBrackets(t *testing.T) {
 		{name: "sed-non-ascii", cmd: "sed 's/\u00e9/e/' f", known: false, why: "non-ASCII"},
 	})
 }
+
+// TestClassifySed covers sed's options and program commands: in-place
+// edits and their backups, and the commands that read, write or run.
+func TestClassifySed(t *testing.T) {
+	t.Parallel()
+	runCases(t, []classifyCase{
+		{name: "sed-print", cmd: "sed -n 1,5p f", known: true, mut: "read", paths: "read f"},
+		{name: "sed-substitute", cmd: "sed 's/a/b/g' f", known: true, paths: "read f"},
+		{name: "sed-in-place", cmd: "sed -i 's/a/b/' f g", known: true, mut: "delete", paths: "overwrite f; overwrite g", rule: "sed -i"},
+		// GNU sed writes a backup beside each file: FILE+SUFFIX, or SUFFIX
+		// with * replaced by the base name; a / in SUFFIX moves it into
+		// another directory, which the text does not bound.
+		{name: "sed-in-place-suffix", cmd: "sed -i.bak -e 's/a/b/' f", known: true, paths: "overwrite f; overwrite f.bak"},
+		{name: "sed-in-place-long", cmd: "sed --in-place=.orig 's/a/b/' f", known: true, paths: "overwrite f; overwrite f.orig"},
+		{name: "sed-in-place-star", cmd: "sed -i'old_*' 's/a/b/' src/f", known: true, paths: "overwrite src/f; overwrite src/old_f"},
+		{name: "sed-in-place-star-only", cmd: "sed -i'*' 's/a/b/' f", known: true, paths: "overwrite f; overwrite f"},
+		{name: "sed-in-place-slash", cmd: "sed -i'/root/.ssh/*' 's/^//' authorized_keys", known: false, why: "backup into another directory"},
+		{name: "sed-in-place-long-slash", cmd: "sed --in-place='bak/*' 's/a/b/' f", known: false, why: "backup into another directory"},
+		{name: "sed-w-command", cmd: "sed 'w /etc/x' f", known: true, mut: "delete", paths: "read f; overwrite /etc/x"},
+		{name: "sed-s-w-flag", cmd: "sed 's/a/b/w out' f", known: true, paths: "read f; overwrite out"},
+		{name: "sed-e-command", cmd: "sed 'e date' f", known: false, why: "sed e runs a command"},
+		{name: "sed-s-e-flag", cmd: "sed 's/a/b/e' f", known: false, why: "s///e"},
+		{name: "sed-s-e-after-g", cmd: "sed 's/a/b/ge' f", known: false, why: "s///e"},
+		{name: "sed-r-reads", cmd: "sed '/x/r inc.txt' f", known: true, paths: "read f; read inc.txt"},
+		{name: "sed-f-file", cmd: "sed -f prog.sed f", known: false, why: "sed -f"},
+		{name: "sed-append-text-is-text", cmd: "sed '/x/a w not a file' f", known: true, paths: "read f"},
+		{name: "sed-multiple-commands", cmd: "sed -e 's/a/b/;s/c/d/' -e '/x/d' f", known: true, paths: "read f"},
+		{name: "sed-braces-and-labels", cmd: "sed ':a;N;$!ba;s/\\n/ /g' f", known: true},
+		{name: "sed-y-command", cmd: "sed 'y/abc/xyz/' f", known: true},
+		{name: "sed-custom-delimiter", cmd: "sed 's|/usr|/opt|g' f", known: true},
+		{name: "sed-unknown-command", cmd: "sed 'k' f", known: false, why: "unknown sed command"},
+		{name: "sed-e-hidden-after-semicolon", cmd: "sed 'p;e rm -rf ~' f", known: false, why: "sed e"},
+		{name: "sed-w-after-address", cmd: "sed '/re/w out.txt' f", known: true, paths: "read f; overwrite out.txt"},
+	})
+}
