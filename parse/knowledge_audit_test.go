@@ -27,5 +27,7 @@ func TestClassifyAuditedOptions(t *testing.T) {
 		{name: "pip-list-python", cmd: "pip list --python ./venv/bin/python", known: false, why: "pip --python"},
 		{name: "pip-list-log", cmd: "pip list --log /tmp/x", known: true, paths: "update /tmp/x"},
 		{name: "goimports-runs-go", cmd: "goimports -l .", known: true, code: "y", net: "internet"},
+		{name: "file-files-from", cmd: "file -f list.txt", known: false, why: "file -f"},
+		{name: "file-plain", cmd: "file README.md", known: true, mut: "read", paths: "read README.md"},
 	})
 }

@@ -34,6 +34,10 @@ func TestClassifySedBrackets(t *testing.T) {
 		{name: "sed-newline-separates", cmd: "sed -n 'p\nw out' f", known: true, paths: "read f; overwrite out"},
 		{name: "sed-print-lines", cmd: "sed -n 1,10p f", known: true, mut: "read", paths: "read f"},
 		{name: "sed-non-ascii", cmd: "sed 's/\u00e9/e/' f", known: false, why: "non-ASCII"},
+		// sed compiles each -e as it meets it: --sandbox after it does
+		// not apply (sed -n -e 'w x' --sandbox writes x), so narrowd
+		// checks every program whatever --sandbox says.
+		{name: "sed-sandbox-after-e", cmd: "sed -n -e 'w x' --sandbox f", known: true, paths: "read f; overwrite x"},
 	})
 }
 
