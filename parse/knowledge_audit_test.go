@@ -29,5 +29,10 @@ func TestClassifyAuditedOptions(t *testing.T) {
 		{name: "goimports-runs-go", cmd: "goimports -l .", known: true, code: "y", net: "internet"},
 		{name: "file-files-from", cmd: "file -f list.txt", known: false, why: "file -f"},
 		{name: "file-plain", cmd: "file README.md", known: true, mut: "read", paths: "read README.md"},
+		{name: "date-format", cmd: "date +%Y-%m-%d", known: true, mut: "read", paths: "-"},
+		{name: "date-plain", cmd: "date -u", known: true, mut: "read"},
+		{name: "date-sets-clock", cmd: "date 010100002030", known: false, why: "sets the clock"},
+		{name: "lastlog-read", cmd: "lastlog -u root", known: true, mut: "read"},
+		{name: "lastlog-clear", cmd: "lastlog -C -u root", known: false, why: "lastlog -C"},
 	})
 }

@@ -8,7 +8,7 @@ import (
 
 // handlerNames are the handlers a spec may name; each is Go code in
 // knowledge_special.go for a language the table cannot describe.
-var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "ssh", "builtin", "ip", "jq", "ps", "set", "export", "pager", "man"}
+var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "ssh", "builtin", "ip", "jq", "ps", "set", "export", "pager", "man", "date"}
 
 // checkNames are the validators a flag's value may be given.
 var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode", "curl-writeout", "rustc-print"}
@@ -238,6 +238,8 @@ func (r *run) spec(s *spec, args []Word) {
 		r.jq(p)
 	case "man":
 		r.man(p)
+	case "date":
+		r.date(p)
 	case "ps":
 		r.ps(p)
 	case "set":
