@@ -34,5 +34,15 @@ func TestClassifyAuditedOptions(t *testing.T) {
 		{name: "date-sets-clock", cmd: "date 010100002030", known: false, why: "sets the clock"},
 		{name: "lastlog-read", cmd: "lastlog -u root", known: true, mut: "read"},
 		{name: "lastlog-clear", cmd: "lastlog -C -u root", known: false, why: "lastlog -C"},
+		{name: "who-plain", cmd: "who", known: true, mut: "read", paths: "-"},
+		{name: "who-am-i", cmd: "who am i", known: true, mut: "read"},
+		{name: "who-file", cmd: "who /root/.aws/credentials", known: true, paths: "read /root/.aws/credentials"},
+		{name: "last-file", cmd: "last -f /etc/shadow", known: true, paths: "read /etc/shadow"},
+		{name: "last-count", cmd: "last -5", known: true, paths: "-"},
+		{name: "findmnt-tab-file", cmd: "findmnt -F /etc/shadow", known: true, paths: "read /etc/shadow"},
+		{name: "findmnt-plain", cmd: "findmnt -no SOURCE /", known: true, mut: "read"},
+		{name: "lscpu-sysroot", cmd: "lscpu -s /x", known: false, why: "sysroot"},
+		{name: "lsblk-plain", cmd: "lsblk -f", known: true, mut: "read"},
+		{name: "lslogins-wtmp", cmd: "lslogins --wtmp-file /etc/shadow", known: true, paths: "read /etc/shadow"},
 	})
 }
