@@ -43,6 +43,10 @@ func TestClassifyAuditedOptions(t *testing.T) {
 		{name: "findmnt-plain", cmd: "findmnt -no SOURCE /", known: true, mut: "read"},
 		{name: "lscpu-sysroot", cmd: "lscpu -s /x", known: false, why: "sysroot"},
 		{name: "lsblk-plain", cmd: "lsblk -f", known: true, mut: "read"},
+		{name: "lspci-verbose", cmd: "lspci -vvnn", known: true, mut: "read", paths: "-"},
+		{name: "lspci-dump-file", cmd: "lspci -F /etc/shadow", known: true, paths: "read /etc/shadow"},
+		{name: "lspci-direct", cmd: "lspci -H1", known: false, why: "lspci -H"},
+		{name: "lsusb-device", cmd: "lsusb -D /dev/bus/usb/001/001", known: true, paths: "read /dev/bus/usb/001/001"},
 		{name: "lslogins-wtmp", cmd: "lslogins --wtmp-file /etc/shadow", known: true, paths: "read /etc/shadow"},
 	})
 }
