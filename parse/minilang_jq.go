@@ -23,8 +23,8 @@ func (r *run) jq(p parsed) {
 	case len(p.ops) > 0:
 		prog = p.ops[0].Value
 	}
-	if r.prog.Name == "yq" && strings.Contains(prog, "load") {
-		r.fail("yq load reads other files")
+	if r.prog.Name == "yq" {
+		r.yq(p)
 		return
 	}
 	for _, w := range jqModuleWords {
@@ -34,6 +34,38 @@ func (r *run) jq(p parsed) {
 		}
 	}
 	if strings.Contains(prog, "env") || strings.Contains(prog, "ENV") {
+		r.readsEnv()
+	}
+}
+
+// yqSubcommands are mikefarah yq's commands; without one, eval is meant.
+var yqSubcommands = [...]string{"eval", "e", "eval-all", "ea"}
+
+// yqRefused are yq operators that reach outside the documents: load*
+// read files, and eval runs an expression taken from the data, which may
+// be a load.
+var yqRefused = [...]string{"load", "eval"}
+
+// yq checks yq's expression, which is the first operand or, after a
+// subcommand, the second; every operand is checked, so a subcommand
+// narrowd does not know cannot move the expression out of sight.
+func (r *run) yq(p parsed) {
+	ops := p.ops
+	if len(ops) > 0 && inList(yqSubcommands[:], ops[0].Value) {
+		ops = ops[1:]
+	}
+	env := false
+	for _, op := range ops {
+		// The Python yq hands its program to jq: jq's modules too.
+		for _, w := range append(yqRefused[:], jqModuleWords[:]...) {
+			if strings.Contains(op.Value, w) {
+				r.fail("yq " + w + " reads other files")
+				return
+			}
+		}
+		env = env || strings.Contains(op.Value, "env") || strings.Contains(op.Value, "ENV")
+	}
+	if env {
 		r.readsEnv()
 	}
 }

@@ -26,5 +26,11 @@ func TestClassifyJq(t *testing.T) {
 		{name: "yq-load", cmd: "yq '.a = load(\"/etc/passwd\")' f.yaml", known: false, why: "load"},
 		{name: "yq-split-exp", cmd: "yq -s '.name' f.yaml", known: false, why: "yq -s"},
 		{name: "yq-strenv", cmd: "yq -n 'strenv(HOME)'", known: true, paths: "read /proc/self/environ"},
+		{name: "yq-eval-sub-load", cmd: "yq eval 'load(\"/root/.ssh/id_rsa\")' f.yaml", known: false, why: "load"},
+		{name: "yq-e-sub-env", cmd: "yq e '.a | env(HOME)' f.yaml", known: true, paths: "read .a | env(HOME); read f.yaml; read /proc/self/environ"},
+		{name: "yq-eval-operator", cmd: "yq '.x | eval(.)' f.yaml", known: false, why: "eval"},
+		{name: "yq-plain", cmd: "yq '.a.b' f.yaml", known: true, mut: "read", paths: "read f.yaml"},
+		{name: "yq-python-import", cmd: "yq 'import \"x\" as y; .' f.yaml", known: false, why: "import"},
+		{name: "yq-eval-all-plain", cmd: "yq ea '. as $i ireduce ({}; . * $i)' a.yaml b.yaml", known: true},
 	})
 }
