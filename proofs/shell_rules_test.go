@@ -102,6 +102,27 @@ func TestShellRules(t *testing.T) {
 		{`git help -w log`, false},
 		{`rustc --print cfg`, false}, // the rustup proxy reads rust-toolchain.toml first
 		{`rustc --print link-args main.rs`, false},
+		// Mini-languages and options (issue 15 item 5): ordinary
+		// programs stay allowed; environment reads, modules, program
+		// files and toolchain files keep asking.
+		{`sed -n 1,10p f`, true},
+		{`awk '{print $1}' f`, true},
+		{`jq .name package.json`, true},
+		{`grep -rn x src`, true},
+		{`man ls`, true},
+		{`jq -n env`, false},
+		{`jq '$ENV' f.json`, false},
+		{`jq -L . 'import "x" as y; .' f.json`, false},
+		{`awk 'BEGIN{print ENVIRON["HOME"]}'`, false},
+		{`awk -W exec p.awk`, false},
+		{`awk -Wex p.awk`, false},
+		{`gawk --exec p.awk`, false},
+		{`gawk -W source='BEGIN{system("id")}'`, false},
+		{`man -C /tmp/x ls`, false},
+		{`man -l ./page.1`, false},
+		{`go version`, false},
+		{`cargo --version`, false},
+		{`sed -n 's/[/]/g;#/w out' f`, false},
 		{`bash -lc 'rg -n "TODO" src'`, true},
 		{`bash -lc 'git status --short'`, true},
 		{`bash -lc 'rm -rf build'`, false},
