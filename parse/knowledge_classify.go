@@ -8,10 +8,10 @@ import (
 
 // handlerNames are the handlers a spec may name; each is Go code in
 // knowledge_special.go for a language the table cannot describe.
-var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "git-prints-config", "ssh", "builtin", "ip", "jq", "ps", "set", "export", "pager"}
+var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "git-prints-config", "ssh", "builtin", "ip", "jq", "ps", "set", "export", "pager", "man", "date"}
 
 // checkNames are the validators a flag's value may be given.
-var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode", "awk-include", "curl-writeout", "rustc-print"}
+var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode", "curl-writeout", "rustc-print"}
 
 // rustcPrints are the rustc --print kinds that only describe the
 // compiler or a target: rustc prints them and stops before compiling
@@ -241,6 +241,10 @@ func (r *run) spec(s *spec, args []Word) {
 		r.ip(p)
 	case "jq":
 		r.jq(p)
+	case "man":
+		r.man(p)
+	case "date":
+		r.date(p)
 	case "ps":
 		r.ps(p)
 	case "set":
@@ -371,10 +375,6 @@ func (r *run) applyHit(s *spec, h hit) {
 	case "rustc-print":
 		if !inList(rustcPrints[:], v.Value) {
 			r.fail("rustc --print " + v.Value + " is not modelled")
-		}
-	case "awk-include":
-		if v.Value != "inplace" && v.Value != "inplace.awk" {
-			r.fail("awk -i includes a program file")
 		}
 	case "curl-form":
 		// name=@file uploads a file, name=<file sends its content.
