@@ -41,6 +41,11 @@ type EngineConfig struct {
 	// serving daemon that issues tickets for narrowd exec. Without it
 	// (check, the shim's in-process fallback) sandbox becomes ask.
 	Sandbox bool
+	// OwnFiles are more of narrowd's own files and directories (the
+	// daemon's state, audit and socket directories, its config file),
+	// beside those the engine knows itself (see [ownFiles]). A call that
+	// would change one is denied whatever the profile says.
+	OwnFiles []string
 }
 
 // analysisCacheSize is half the shell texts an engine keeps analyses of:
@@ -106,7 +111,9 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if !cfg.NoDisk {
 		e.disk = proofs.OSDisk{}
 	}
-	e.paths = proofs.NewPaths(nil, slices.Concat(e.profile.Sensitive(), storeSensitive(cfg.SnapshotDir)), e.disk)
+	home, _ := os.UserHomeDir()
+	e.paths = proofs.NewPaths(nil, slices.Concat(e.profile.Sensitive(), storeSensitive(cfg.SnapshotDir)), e.disk).
+		WithOwn(home, ownFiles(cfg, home, os.Getenv))
 	e.roots = append(slices.Clip(cfg.Workspaces), e.profile.Workspaces()...)
 	if e.snapshots, err = openSnapshots(cfg); err != nil {
 		return nil, err
@@ -189,6 +196,9 @@ func (e *Engine) JudgeAs(id string, call rules.Call, sess rules.Session) (v rule
 
 	in.Ceiling, in.Narrowed, in.Evidence = &ceiling, &narrowed, v.Evidence
 	v.Decision = e.finish(e.profile.Decide(in))
+	if d, ok := ownDeny(v.Evidence); ok {
+		v.Decision = d
+	}
 	if v.Decision.Outcome != rules.Allow {
 		v.Decision.Reason += findings(v.Evidence)
 	}
@@ -220,7 +230,7 @@ func findings(ev []rules.Evidence) string {
 	for _, e := range ev {
 		switch e.Kind {
 		case "parse-error", "unproven", "unknown-command", "privileged", "runs-code",
-			"path-outside", "sensitive-name", "sensitive-word", "link-escape",
+			"path-outside", "sensitive-name", "sensitive-word", "link-escape", proofs.KindStandingConfig,
 			"git-config-runs-code", "network-redirect", "pattern-escapes", "missing-argument":
 		default:
 			continue
@@ -322,4 +332,61 @@ func failVerdict(call rules.Call, rule, reason string) rules.Verdict {
 // never allow.
 func FailVerdict(call rules.Call, reason string) rules.Verdict {
 	return failVerdict(call, "error-input", reason)
+}
+
+// ownFiles lists narrowd's own files for the path proofs: cfg.OwnFiles,
+// the profile and label files the engine loads, the snapshot store, the
+// default config, state and runtime directories (XDG, else under home),
+// and narrowd's binaries; each also in its symlink-resolved form.
+func ownFiles(cfg EngineConfig, home string, getenv func(string) string) []string {
+	list := slices.Concat(cfg.OwnFiles, cfg.LabelFiles, []string{cfg.SnapshotDir})
+	if strings.ContainsRune(cfg.Profile, filepath.Separator) || strings.HasSuffix(cfg.Profile, ".toml") {
+		list = append(list, cfg.Profile)
+	}
+	xdg := func(env, fallback string) string {
+		if d := getenv(env); filepath.IsAbs(d) {
+			return filepath.Join(d, "narrowd")
+		}
+		if fallback == "" || home == "" {
+			return ""
+		}
+		return filepath.Join(home, fallback, "narrowd")
+	}
+	list = append(list, xdg("XDG_CONFIG_HOME", ".config"), xdg("XDG_STATE_HOME", filepath.Join(".local", "state")), xdg("XDG_RUNTIME_DIR", ""))
+	if exe, err := os.Executable(); err == nil {
+		dir := filepath.Dir(exe)
+		list = append(list, exe, filepath.Join(dir, "narrowd"), filepath.Join(dir, "narrowd-hook"), filepath.Join(dir, "narrowd-exec"))
+	}
+	out := make([]string, 0, 2*len(list))
+	for _, f := range list {
+		if f == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(f); err == nil {
+			out = append(out, abs)
+			if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+				out = append(out, real)
+			}
+		}
+	}
+	return out
+}
+
+// ownDeny is the engine's own refusal of a call that would change
+// narrowd's own files or run its administrative commands. It is not a
+// profile rule: narrowd's rules, grants and records are what every
+// profile stands on, so no profile (a team's file included) may let an
+// agent rewrite them, and the refusal names the file.
+func ownDeny(ev []rules.Evidence) (rules.Decision, bool) {
+	for _, e := range ev {
+		switch e.Kind {
+		case proofs.KindOwnFile:
+			return rules.Decision{Outcome: rules.Deny, Rule: "narrowd-own-files",
+				Reason: "this call would change narrowd's own files (" + e.Detail + "); narrowd never lets an agent change its rules, grants or records, so a person must do it outside the agent"}, true
+		case proofs.KindAdmin:
+			return rules.Decision{Outcome: rules.Deny, Rule: "narrowd-own-files",
+				Reason: "this call runs narrowd's own administrative command (" + e.Subject + "); narrowd never lets an agent grant, label, install or reconfigure it, so a person must run it outside the agent"}, true
+		}
+	}
+	return rules.Decision{}, false
 }

@@ -54,6 +54,18 @@ type Paths struct {
 	// compiled is Sensitive read once by [NewPaths]; a Paths built
 	// otherwise matches with the general matcher.
 	compiled []sensitivePattern
+	// Own are narrowd's own files and directories (profiles, label
+	// files, config, state, audit log, snapshots, the binary), absolute
+	// and cleaned, with their symlink-resolved forms: no agent call may
+	// change them. See [Paths.WithOwn].
+	Own []string
+	// Home is the user's home directory, used only to see that a word
+	// such as ~/.config/narrowd/x names one of Own.
+	Home string
+	// standing is the standing-configuration table; nil means
+	// [Standing]'s, and standingErr says it did not load.
+	standing    *StandingTable
+	standingErr error
 }
 
 // Disk is the part of the file system path proofs look at.
@@ -77,7 +89,182 @@ func (OSDisk) Readlink(name string) (string, error) { return os.Readlink(name) }
 func NewPaths(roots, sensitive []string, disk Disk) Paths {
 	p := Paths{Disk: disk, Sensitive: append(DefaultSensitive(), sensitive...)}
 	p.compiled = compileSensitive(p.Sensitive)
+	p.standing, p.standingErr = Standing()
 	return p.WithRoots(roots)
+}
+
+// WithOwn returns a copy of ps that knows narrowd's own files: own are
+// absolute paths (relative ones, and the file system root, are dropped),
+// home is the user's home directory. The engine adds both a path and its
+// symlink-resolved form.
+func (ps Paths) WithOwn(home string, own []string) Paths {
+	out := ps
+	out.Own = slices.Clip(ps.Own)
+	for _, o := range own {
+		if !filepath.IsAbs(o) || !pathClean(o) {
+			continue
+		}
+		c := filepath.Clean(o)
+		if c == "/" || slices.Contains(out.Own, c) {
+			continue
+		}
+		out.Own = append(out.Own, c)
+	}
+	if filepath.IsAbs(home) && pathClean(home) && filepath.Clean(home) != "/" {
+		out.Home = filepath.Clean(home)
+	}
+	return out
+}
+
+// ownMatch returns the entry of Own that abs is or lies under, or "".
+func (ps Paths) ownMatch(abs string) string {
+	for _, o := range ps.Own {
+		if abs == o || len(abs) > len(o) && abs[len(o)] == '/' && strings.HasPrefix(abs, o) {
+			return o
+		}
+	}
+	return ""
+}
+
+// OwnFile returns the entry of narrowd's own files that the word names,
+// or "": the word is read as a path against cwd, with a leading ~/,
+// $HOME/ or ${HOME}/ (quoted or not) read as the home directory, and the
+// path is also checked after following the symlinks on disk now.
+func (ps Paths) OwnFile(cwd, word string) string {
+	if len(ps.Own) == 0 {
+		return ""
+	}
+	abs, ok := ps.ownAbs(cwd, word)
+	if !ok {
+		return ""
+	}
+	if o := ps.ownMatch(abs); o != "" {
+		return o
+	}
+	if linked, ok := ps.linkedPath("/", abs); ok && linked != abs {
+		return ps.ownMatch(linked)
+	}
+	return ""
+}
+
+// ownAbs reads word as a path for [Paths.OwnFile].
+func (ps Paths) ownAbs(cwd, word string) (string, bool) {
+	w := strings.NewReplacer(`"`, "", "'", "").Replace(word)
+	if tail, ok := homeTail(w); ok || w == "~" || w == "$HOME" || w == "${HOME}" {
+		if ps.Home == "" {
+			return "", false
+		}
+		w = filepath.Join(ps.Home, tail)
+	}
+	if w == "" || strings.ContainsAny(w, "$`\x00") {
+		return "", false
+	}
+	if !filepath.IsAbs(w) {
+		if !filepath.IsAbs(cwd) {
+			return "", false
+		}
+		w = filepath.Join(cwd, w)
+	}
+	return filepath.Clean(w), true
+}
+
+// ownInText returns the entry of narrowd's own files whose path appears
+// anywhere in text (python -c "open('/home/me/.config/narrowd/x','w')"),
+// written absolute or under ~/, $HOME/ or ${HOME}/, or "".
+func (ps Paths) ownInText(text string) string {
+	for _, o := range ps.Own {
+		if strings.Contains(text, o) {
+			return o
+		}
+		if ps.Home == "" {
+			continue
+		}
+		rel, err := filepath.Rel(ps.Home, o)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		for _, prefix := range []string{"~/", "$HOME/", "${HOME}/"} {
+			if strings.Contains(text, prefix+rel) {
+				return o
+			}
+		}
+	}
+	return ""
+}
+
+// standingTable is the table ps judges writes with.
+func (ps Paths) standingTable() (*StandingTable, error) {
+	if ps.standing != nil || ps.standingErr != nil {
+		return ps.standing, ps.standingErr
+	}
+	return Standing()
+}
+
+// NotOrdinary says why the inside path w is not one ordinary workspace
+// file that a write may change as the agent's own work, or "" when it is
+// (see [StandingTable.Ordinary]). When deleting, only the table counts: a
+// removal plants nothing, so an unknown dotfile (.pytest_cache) is not
+// standing configuration for it, while a table entry (.git) is.
+func (ps Paths) NotOrdinary(w Where, deleting bool) string {
+	t, err := ps.standingTable()
+	if err != nil {
+		return "the standing-configuration table did not load: " + err.Error()
+	}
+	rel := strings.TrimPrefix(strings.TrimPrefix(w.Abs, w.Root), "/")
+	if deleting {
+		if e, ok := t.Match(rel); ok {
+			return standingWhy(e)
+		}
+		return ""
+	}
+	return t.Ordinary(rel)
+}
+
+// linkedPath returns where abs leads once every symlink on disk now is
+// followed, walking from start (a directory abs is under, taken as it
+// is). It reports false when there is no Disk, a link cannot be read or
+// there are too many.
+func (ps Paths) linkedPath(start, abs string) (string, bool) {
+	if ps.Disk == nil {
+		return "", false
+	}
+	for hops := 0; hops <= 8; hops++ {
+		rel, err := filepath.Rel(start, abs)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			return "", false
+		}
+		if rel == "." {
+			return abs, true
+		}
+		parts := strings.Split(rel, "/")
+		cur := start
+		jumped := false
+		for i, part := range parts {
+			next := filepath.Join(cur, part)
+			fi, err := ps.Disk.Lstat(next)
+			if err != nil {
+				// Nothing there yet: the rest is created as named.
+				return abs, true
+			}
+			if fi.Mode()&fs.ModeSymlink != 0 {
+				target, err := ps.Disk.Readlink(next)
+				if err != nil {
+					return "", false
+				}
+				if !filepath.IsAbs(target) {
+					target = filepath.Join(cur, target)
+				}
+				abs = filepath.Join(append([]string{filepath.Clean(target)}, parts[i+1:]...)...)
+				start, jumped = "/", true
+				break
+			}
+			cur = next
+		}
+		if !jumped {
+			return abs, true
+		}
+	}
+	return "", false
 }
 
 // WithRoots returns a copy of ps with more workspace roots, cleaned the
@@ -293,6 +480,9 @@ func (ps Paths) escape(root, abs string, depth int) string {
 	}
 	return ""
 }
+
+// ReadDir lists a directory, for the trees a copy or move relocates.
+func (OSDisk) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
 
 // ReadFile reads a file, for the few files narrowd reads itself.
 func (OSDisk) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }

@@ -39,8 +39,11 @@ func TestWriteTargets(t *testing.T) {
 		{`mv src/old.ts src/new.ts`, "src/old.ts(r) src/new.ts"},
 		{`rm -f coverage.out`, "coverage.out"},
 		{`rm src/a.go src/b.go`, "src/a.go src/b.go"},
-		{`jq . p.json > tmp.json && mv tmp.json p.json`, "tmp.json(r) p.json(r)"},
-		{`mkdir d && touch d/f && mv d x`, "d(r) d/f x(r)"},
+		// A move or copy of a tree lists its targets only after narrowd walked
+		// the source on disk for standing-configuration names; these Paths
+		// have no disk (TestWriteTargetsRelocate has one).
+		{`jq . p.json > tmp.json && mv tmp.json p.json`, "-"},
+		{`mkdir d && touch d/f && mv d x`, "-"},
 		{`touch a && touch a`, "a"},
 		{`echo hi > /dev/null`, ""},
 		{`ls -la`, ""},
@@ -73,7 +76,7 @@ func TestWriteTargets(t *testing.T) {
 		{`cp -b a b`, "-"},
 		{`cp --backup=numbered a b`, "-"},
 		{`cp -S .old a b`, "-"},
-		{`cp -a a b`, "b(r)"},
+		{`cp -a a b`, "-"},
 		{`mv -b a b`, "-"},
 		{`ln -sfb a b`, "-"},
 		{`install -b a b`, "-"},
