@@ -141,6 +141,11 @@ func LoadProfile(name string) (*rules.Profile, error) {
 	return rules.LoadProfile(name, data)
 }
 
+// OwnFiles returns narrowd's own files and directories as the engine
+// protects them (absolute, with symlink-resolved forms): what narrowd's
+// sandbox must also keep read-only.
+func (e *Engine) OwnFiles() []string { return slices.Clone(e.paths.Own) }
+
 // Profile returns the engine's profile.
 func (e *Engine) Profile() *rules.Profile { return e.profile }
 

@@ -128,8 +128,7 @@ func (ps Paths) ownMatch(abs string) string {
 
 // OwnFile returns the entry of narrowd's own files that the word names,
 // or "": the word is read as a path against cwd, with a leading ~/,
-// $HOME/ or ${HOME}/ (quoted or not) read as the home directory, and the
-// path is also checked after following the symlinks on disk now.
+// $HOME/ or ${HOME}/ (quoted or not) read as the home directory.
 func (ps Paths) OwnFile(cwd, word string) string {
 	if len(ps.Own) == 0 {
 		return ""
@@ -138,10 +137,25 @@ func (ps Paths) OwnFile(cwd, word string) string {
 	if !ok {
 		return ""
 	}
-	if o := ps.ownMatch(abs); o != "" {
+	return ps.ownMatch(abs)
+}
+
+// ownFileLinked is [Paths.OwnFile] for a path a call writes: a workspace
+// path is also checked after following the symlinks on disk now (a link
+// out of the workspace raises on its own; this names narrowd's file).
+func (ps Paths) ownFileLinked(cwd, word string) string {
+	if o := ps.OwnFile(cwd, word); o != "" || len(ps.Own) == 0 || ps.Disk == nil {
 		return o
 	}
-	if linked, ok := ps.linkedPath("/", abs); ok && linked != abs {
+	abs, ok := ps.ownAbs(cwd, word)
+	if !ok {
+		return ""
+	}
+	w := ps.Resolve("/", abs)
+	if !w.Inside {
+		return ""
+	}
+	if linked, ok := ps.linkedPath(w.Root, abs); ok && linked != abs {
 		return ps.ownMatch(linked)
 	}
 	return ""
@@ -203,8 +217,9 @@ func (ps Paths) standingTable() (*StandingTable, error) {
 // NotOrdinary says why the inside path w is not one ordinary workspace
 // file that a write may change as the agent's own work, or "" when it is
 // (see [StandingTable.Ordinary]). When deleting, only the table counts: a
-// removal plants nothing, so an unknown dotfile (.pytest_cache) is not
-// standing configuration for it, while a table entry (.git) is.
+// removal plants nothing, so an unknown dotfile (.pytest_cache) or a
+// removable entry (.venv) is not standing configuration for it, while
+// another table entry (.git, .claude/settings.json) is.
 func (ps Paths) NotOrdinary(w Where, deleting bool) string {
 	t, err := ps.standingTable()
 	if err != nil {
@@ -212,7 +227,7 @@ func (ps Paths) NotOrdinary(w Where, deleting bool) string {
 	}
 	rel := strings.TrimPrefix(strings.TrimPrefix(w.Abs, w.Root), "/")
 	if deleting {
-		if e, ok := t.Match(rel); ok {
+		if e, ok := t.MatchRemoval(rel); ok {
 			return standingWhy(e)
 		}
 		return ""

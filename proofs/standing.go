@@ -26,6 +26,10 @@ type StandingEntry struct {
 	LoadedBy string `toml:"loaded_by"`
 	// Reason says in one line what the tool does with it.
 	Reason string `toml:"reason"`
+	// Removable reports that deleting it plants nothing and an install
+	// recreates it (a virtualenv, compiled caches): a removal of it is
+	// not a change of standing configuration.
+	Removable bool `toml:"removable"`
 }
 
 // InertName is a dotfile name that nothing loads as code, so that a
@@ -113,6 +117,21 @@ func (t *StandingTable) Match(rel string) (StandingEntry, bool) {
 	}
 	for i, m := range t.matchers {
 		if m.match(low) {
+			return t.entries[i], true
+		}
+	}
+	return StandingEntry{}, false
+}
+
+// MatchRemoval returns the first entry rel matches whose removal is a
+// change of standing configuration (an entry not marked removable).
+func (t *StandingTable) MatchRemoval(rel string) (StandingEntry, bool) {
+	low := strings.ToLower(strings.Trim(rel, "/"))
+	if low == "" || low == "." {
+		return StandingEntry{}, false
+	}
+	for i, m := range t.matchers {
+		if !t.entries[i].Removable && m.match(low) {
 			return t.entries[i], true
 		}
 	}

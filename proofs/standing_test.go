@@ -211,9 +211,12 @@ func TestOwnFile(t *testing.T) {
 		{"$OTHER/.config/narrowd", false},
 	}
 	for _, tt := range tests {
-		if got := ps.OwnFile(ws, tt.word) != ""; got != tt.own {
-			t.Errorf("OwnFile(%q) = %v, want %v", tt.word, got, tt.own)
+		if got := ps.ownFileLinked(ws, tt.word) != ""; got != tt.own {
+			t.Errorf("ownFileLinked(%q) = %v, want %v", tt.word, got, tt.own)
 		}
+	}
+	if ps.OwnFile(ws, "p") != "" {
+		t.Error("OwnFile followed a symlink; only writes do")
 	}
 	if len(ps.Own) != 1 {
 		t.Errorf("Own = %v, want only %s", ps.Own, own)

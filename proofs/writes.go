@@ -57,7 +57,7 @@ func writeRaises(c *claims, ps Paths, w Where, name string, deleting bool) {
 // ownWrite adds narrowd-own-file when a word the call changes names one
 // of narrowd's own files, and reports whether it did.
 func ownWrite(c *claims, ps Paths, cwd, name, what string) bool {
-	o := ps.OwnFile(cwd, name)
+	o := ps.ownFileLinked(cwd, name)
 	if o == "" {
 		return false
 	}
