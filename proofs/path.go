@@ -62,6 +62,9 @@ type Paths struct {
 	// Home is the user's home directory, used only to see that a word
 	// such as ~/.config/narrowd/x names one of Own.
 	Home string
+	// ownHomeRel is each entry of Own relative to Home ("" when not
+	// under it), for words written with ~/ or $HOME/.
+	ownHomeRel []string
 	// standing is the standing-configuration table; nil means
 	// [Standing]'s, and standingErr says it did not load.
 	standing    *StandingTable
@@ -113,13 +116,19 @@ func (ps Paths) WithOwn(home string, own []string) Paths {
 	if filepath.IsAbs(home) && pathClean(home) && filepath.Clean(home) != "/" {
 		out.Home = filepath.Clean(home)
 	}
+	out.ownHomeRel = make([]string, len(out.Own))
+	for i, o := range out.Own {
+		if out.Home != "" && within(o, out.Home) && o != out.Home {
+			out.ownHomeRel[i] = o[len(out.Home)+1:]
+		}
+	}
 	return out
 }
 
 // ownMatch returns the entry of Own that abs is or lies under, or "".
 func (ps Paths) ownMatch(abs string) string {
 	for _, o := range ps.Own {
-		if abs == o || len(abs) > len(o) && abs[len(o)] == '/' && strings.HasPrefix(abs, o) {
+		if within(abs, o) {
 			return o
 		}
 	}
@@ -133,7 +142,7 @@ func (ps Paths) OwnFile(cwd, word string) string {
 	if len(ps.Own) == 0 {
 		return ""
 	}
-	abs, ok := ps.ownAbs(cwd, word)
+	abs, ok := ps.ownAbs(cwd, word, true)
 	if !ok {
 		return ""
 	}
@@ -147,7 +156,7 @@ func (ps Paths) ownFileLinked(cwd, word string) string {
 	if o := ps.OwnFile(cwd, word); o != "" || len(ps.Own) == 0 || ps.Disk == nil {
 		return o
 	}
-	abs, ok := ps.ownAbs(cwd, word)
+	abs, ok := ps.ownAbs(cwd, word, false)
 	if !ok {
 		return ""
 	}
@@ -161,9 +170,23 @@ func (ps Paths) ownFileLinked(cwd, word string) string {
 	return ""
 }
 
-// ownAbs reads word as a path for [Paths.OwnFile].
-func (ps Paths) ownAbs(cwd, word string) (string, bool) {
-	w := strings.NewReplacer(`"`, "", "'", "").Replace(word)
+// ownAbs reads word as a path for [Paths.OwnFile]. With quick, a word
+// that cannot name an own file lexically is refused without building it.
+func (ps Paths) ownAbs(cwd, word string, quick bool) (string, bool) {
+	w := word
+	if strings.ContainsAny(w, `"'`) {
+		w = strings.Map(func(r rune) rune {
+			if r == '"' || r == '\'' {
+				return -1
+			}
+			return r
+		}, w)
+	}
+	if quick && !filepath.IsAbs(w) && !strings.HasPrefix(w, "~") && !strings.HasPrefix(w, "$") && !strings.Contains(w, "..") && !ps.ownNear(cwd) {
+		// A relative path without .. stays under cwd, and no own file
+		// is there: the common case, decided without building a path.
+		return "", false
+	}
 	if tail, ok := homeTail(w); ok || w == "~" || w == "$HOME" || w == "${HOME}" {
 		if ps.Home == "" {
 			return "", false
@@ -182,19 +205,34 @@ func (ps Paths) ownAbs(cwd, word string) (string, bool) {
 	return filepath.Clean(w), true
 }
 
+// ownNear reports an own path under cwd, or cwd under an own path.
+func (ps Paths) ownNear(cwd string) bool {
+	for _, o := range ps.Own {
+		if within(o, cwd) || within(cwd, o) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports that p is dir or lies under it.
+func within(p, dir string) bool {
+	return p == dir || len(p) > len(dir) && p[len(dir)] == '/' && strings.HasPrefix(p, dir)
+}
+
 // ownInText returns the entry of narrowd's own files whose path appears
 // anywhere in text (python -c "open('/home/me/.config/narrowd/x','w')"),
 // written absolute or under ~/, $HOME/ or ${HOME}/, or "".
 func (ps Paths) ownInText(text string) string {
-	for _, o := range ps.Own {
+	for i, o := range ps.Own {
 		if strings.Contains(text, o) {
 			return o
 		}
-		if ps.Home == "" {
+		if i >= len(ps.ownHomeRel) || ps.ownHomeRel[i] == "" {
 			continue
 		}
-		rel, err := filepath.Rel(ps.Home, o)
-		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		rel := ps.ownHomeRel[i]
+		if !strings.Contains(text, rel) {
 			continue
 		}
 		for _, prefix := range []string{"~/", "$HOME/", "${HOME}/"} {
