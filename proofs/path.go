@@ -417,6 +417,10 @@ type Where struct {
 	Root   string
 	// Why explains a path that is not inside.
 	Why string
+	// raw is the path joined to the working directory before cleaning,
+	// when it had a .. segment: the kernel resolves a .. after a symlink
+	// on disk, not as cleaning does.
+	raw string
 }
 
 // Resolve cleans p against cwd and checks that it stays under a root. It
@@ -438,12 +442,16 @@ func (ps Paths) Resolve(cwd, p string) Where {
 		if !filepath.IsAbs(cwd) || !pathClean(cwd) {
 			return Where{Why: "relative path with no known working directory"}
 		}
-		abs = filepath.Join(cwd, p)
+		abs = cwd + "/" + p
+	}
+	raw := ""
+	if hasDotDot(abs) {
+		raw = abs
 	}
 	abs = filepath.Clean(abs)
 	for _, r := range ps.Roots {
 		if abs == r || len(abs) > len(r) && abs[len(r)] == '/' && strings.HasPrefix(abs, r) {
-			return Where{Abs: abs, Inside: true, Root: r}
+			return Where{Abs: abs, Inside: true, Root: r, raw: raw}
 		}
 	}
 	if len(ps.Roots) == 0 {
@@ -490,7 +498,35 @@ func (ps Paths) Escape(w Where) string {
 	if ps.Disk == nil || !w.Inside {
 		return ""
 	}
+	if why := ps.linkBeforeDotDot(w.raw); why != "" {
+		return why
+	}
 	return ps.escape(w.Root, w.Abs, 0)
+}
+
+// linkBeforeDotDot reports a symlink on disk now that a .. segment of
+// raw follows: the kernel resolves l/.. to the link target's parent, so
+// l/../config with l -> .git/hooks is .git/config, not the config that
+// cleaning the path names.
+func (ps Paths) linkBeforeDotDot(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	cur := "/"
+	for _, part := range strings.Split(strings.TrimPrefix(raw, "/"), "/") {
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			if fi, err := ps.Disk.Lstat(cur); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				return fmt.Sprintf("symlink %s is followed by ..; the kernel resolves that on disk, not as the path is written", cur)
+			}
+			cur = filepath.Dir(cur)
+		default:
+			cur = filepath.Join(cur, part)
+		}
+	}
+	return ""
 }
 
 func (ps Paths) escape(root, abs string, depth int) string {

@@ -1,7 +1,9 @@
 package proofs
 
 import (
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -223,5 +225,64 @@ func TestOwnFile(t *testing.T) {
 	}
 	if ps.ownInText(`open("`+own+`/p","w")`) == "" || ps.ownInText("print('~/.config/narrowd/p')") == "" || ps.ownInText("x") != "" {
 		t.Error("ownInText missed a path written inside text, or found one in x")
+	}
+}
+
+// TestLinkedPathAgreesWithRealpath is the kernel as oracle: for generated
+// paths through a tree with symlinks (into .git/hooks, sideways, up), the
+// place narrowd says a write lands, when it raises nothing, is where GNU
+// realpath (which resolves .. physically, as the kernel does) says.
+func TestLinkedPathAgreesWithRealpath(t *testing.T) {
+	t.Parallel()
+	realpath, err := exec.LookPath("realpath")
+	if err != nil {
+		t.Skip("no realpath")
+	}
+	ws := t.TempDir()
+	for _, d := range []string{"a/b", ".git/hooks", "c"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, to := range map[string]string{"l1": ".git/hooks", "a/l2": "b", "c/l3": "../a/b", "l4": ws + "/c"} {
+		if err := os.Symlink(to, filepath.Join(ws, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps := NewPaths([]string{ws}, nil, OSDisk{})
+	parts := []string{"a", "b", "c", "l1", "l2", "l3", "l4", "..", ".", "x"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	checked, raised := 0, 0
+	for range 3000 {
+		n := 1 + rng.IntN(5)
+		segs := make([]string, n)
+		for i := range segs {
+			segs[i] = parts[rng.IntN(len(parts))]
+		}
+		p := strings.Join(segs, "/")
+		w := ps.Resolve(ws, p)
+		if !w.Inside || w.Abs == w.Root {
+			continue
+		}
+		if ps.Escape(w) != "" {
+			raised++
+			continue
+		}
+		linked, ok := ps.linkedPath(w.Root, w.Abs)
+		if !ok {
+			continue
+		}
+		// Joined as written: filepath.Join would clean the .. away.
+		out, err := exec.Command(realpath, "-m", ws+"/"+p).Output()
+		if err != nil {
+			continue
+		}
+		checked++
+		if got := strings.TrimSpace(string(out)); got != linked {
+			t.Errorf("%s: narrowd says %s, realpath says %s", p, linked, got)
+		}
+	}
+	if checked < 200 || raised == 0 {
+		t.Errorf("checked %d paths and raised on %d; the generator reaches too little", checked, raised)
 	}
 }
