@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/narrowd/narrowd/daemon/install"
 	"github.com/narrowd/narrowd/parse"
 	"github.com/narrowd/narrowd/proofs"
 	"github.com/narrowd/narrowd/rules"
@@ -358,6 +359,13 @@ func ownFiles(cfg EngineConfig, home string, getenv func(string) string) []strin
 		return filepath.Join(home, fallback, "narrowd")
 	}
 	list = append(list, xdg("XDG_CONFIG_HOME", ".config"), xdg("XDG_STATE_HOME", filepath.Join(".local", "state")), xdg("XDG_RUNTIME_DIR", ""))
+	// The user units that start the daemon (narrowd install systemd):
+	// their ExecStart names its profile and flags.
+	if units := xdg("XDG_CONFIG_HOME", ".config"); units != "" {
+		units = filepath.Join(filepath.Dir(units), "systemd", "user")
+		list = append(list, filepath.Join(units, install.ServiceUnit), filepath.Join(units, install.SocketUnit),
+			filepath.Join(units, install.ServiceUnit+".d"), filepath.Join(units, install.SocketUnit+".d"))
+	}
 	if exe, err := os.Executable(); err == nil {
 		dir := filepath.Dir(exe)
 		list = append(list, exe, filepath.Join(dir, "narrowd"), filepath.Join(dir, "narrowd-hook"), filepath.Join(dir, "narrowd-exec"))

@@ -117,6 +117,8 @@ func TestWritesAcceptance(t *testing.T) {
 		{"inline-code", bashCall(`python3 -c "open('/home/dev/.config/narrowd/p.toml','w')"`), rules.Deny, "/home/dev/.config/narrowd"},
 		{"sh-c", bashCall(`sh -c 'echo x > ~/.config/narrowd/p.toml'`), rules.Deny, "/home/dev/.config/narrowd"},
 		{"patch-own", patchCall("*** Begin Patch\n*** Add File: /home/dev/.config/narrowd/p.toml\n+x\n*** End Patch\n"), rules.Deny, "/home/dev/.config/narrowd"},
+		{"unit-file", bashCall("tee ~/.config/systemd/user/narrowd.service < unit"), rules.Deny, "narrowd.service"},
+		{"unit-dropin", fileCall("Write", "/home/dev/.config/systemd/user/narrowd.service.d/override.conf"), rules.Deny, "narrowd.service.d"},
 		{"allow-last", bashCall("narrowd allow --last"), rules.Deny, "narrowd allow --last"},
 		{"label", bashCall("/usr/local/bin/narrowd label x"), rules.Deny, "narrowd label x"},
 		{"install", bashCall("narrowd install claude && echo ok"), rules.Deny, "narrowd install claude"},
