@@ -215,3 +215,44 @@ func TestWriteTargetsRelocate(t *testing.T) {
 		}
 	}
 }
+
+// TestWritesProfileFile: a profile loaded from a file, and its
+// symlink-resolved form, are narrowd's own: writes to either are denied,
+// even when the file sits inside the workspace.
+func TestWritesProfileFile(t *testing.T) {
+	data, err := os.ReadFile("../rules/profiles/standard.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	real := filepath.Join(ws, "policy", "team.toml")
+	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(real, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(ws, "team.toml")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := daemon.NewEngine(daemon.EngineConfig{Profile: link})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(c rules.Call) rules.Call { c.Cwd, c.Workspaces = ws, []string{ws}; return c }
+	for _, call := range []rules.Call{
+		at(fileCall("Edit", link)),
+		at(fileCall("Write", real)),
+		at(bashCall("sed -i s/ask/allow/ policy/team.toml")),
+		at(bashCall("echo '[[rule]]' >> team.toml")),
+	} {
+		v := eng.Judge(call, rules.Session{})
+		if v.Decision.Outcome != rules.Deny || !strings.Contains(v.Decision.Reason, "team.toml") {
+			t.Errorf("%v: %s by %s (%s), want a deny naming team.toml", call.Input, v.Decision.Outcome, v.Decision.Rule, v.Decision.Reason)
+		}
+	}
+	if v := eng.Judge(at(fileCall("Write", filepath.Join(ws, "policy", "notes.md"))), rules.Session{}); v.Decision.Outcome != rules.Allow {
+		t.Errorf("a write beside the profile: %s by %s, want allow", v.Decision.Outcome, v.Decision.Rule)
+	}
+}
