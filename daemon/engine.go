@@ -206,7 +206,7 @@ func (e *Engine) JudgeAs(id string, call rules.Call, sess rules.Session) (v rule
 		v.Decision = d
 	}
 	if v.Decision.Outcome != rules.Allow {
-		v.Decision.Reason += findings(v.Evidence)
+		v.Decision.Reason += findings(v.Evidence) + standingFinding(v.Evidence)
 	}
 	v.Decision.Reason += undoHint(id, v.Decision.Outcome, v.Evidence)
 
@@ -236,7 +236,7 @@ func findings(ev []rules.Evidence) string {
 	for _, e := range ev {
 		switch e.Kind {
 		case "parse-error", "unproven", "unknown-command", "privileged", "runs-code",
-			"path-outside", "sensitive-name", "sensitive-word", "link-escape", proofs.KindStandingConfig,
+			"path-outside", "sensitive-name", "sensitive-word", "link-escape",
 			"git-config-runs-code", "network-redirect", "pattern-escapes", "missing-argument":
 		default:
 			continue
@@ -383,6 +383,28 @@ func ownFiles(cfg EngineConfig, home string, getenv func(string) string) []strin
 		}
 	}
 	return out
+}
+
+// standingFinding names the first standing-configuration target of a
+// call that was not allowed, and the tool that loads it, so the person
+// sees why an ordinary-looking write asks.
+func standingFinding(ev []rules.Evidence) string {
+	for _, e := range ev {
+		if e.Kind == proofs.KindStandingConfig {
+			d := e.Detail
+			if len(d) > 200 {
+				d = d[:200] + "…"
+			}
+			return " [" + e.Subject + ": " + d + "]"
+		}
+	}
+	return ""
+}
+
+// withOwn returns cfg with more of narrowd's own files.
+func (cfg EngineConfig) withOwn(more ...string) EngineConfig {
+	cfg.OwnFiles = slices.Concat(cfg.OwnFiles, more)
+	return cfg
 }
 
 // ownDeny is the engine's own refusal of a call that would change

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"errors"
-	"slices"
 
 	"github.com/narrowd/narrowd/daemon/agent"
 	"github.com/narrowd/narrowd/rules"
@@ -50,8 +49,7 @@ func OfflineEvent(cfg OfflineConfig, name, event string, payload []byte, opt age
 		_ = AppendGap(cfg.StateDir, call.Agent, call.Session)
 		return agent.Abstain(name, call)
 	}
-	cfg.Engine.OwnFiles = append(slices.Clip(cfg.Engine.OwnFiles), cfg.StateDir)
-	e, err := NewEngine(cfg.Engine)
+	e, err := NewEngine(cfg.Engine.withOwn(cfg.StateDir))
 	if err != nil {
 		return agent.Fail(name, call, "narrowd's profile could not be loaded")
 	}
