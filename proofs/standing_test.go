@@ -289,3 +289,30 @@ func TestLinkedPathAgreesWithRealpath(t *testing.T) {
 		t.Errorf("checked %d paths and raised on %d; the generator reaches too little", checked, raised)
 	}
 }
+
+// FuzzStandingMatch: the string-search matchers agree with doublestar on
+// any relative path (go test ./proofs -fuzz FuzzStandingMatch -fuzztime 20s).
+func FuzzStandingMatch(f *testing.F) {
+	for _, s := range []string{"a/.git/hooks/x", "claude.md", "x/claude.md/y", ".github/workflows/ci.yml", "venv", "a/b.pth", "node_modules/.bin"} {
+		f.Add(s)
+	}
+	tab, err := Standing()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, rel string) {
+		rel = strings.Trim(strings.ToLower(rel), "/")
+		if rel == "" || strings.Contains(rel, "//") || strings.ContainsAny(rel, "\\\x00") {
+			return
+		}
+		for _, m := range tab.matchers {
+			want, _ := doublestar.Match(m.pattern, rel)
+			if dir, ok := strings.CutSuffix(m.pattern, "/**"); ok && !want {
+				want, _ = doublestar.Match(dir, rel)
+			}
+			if got := m.match(rel); got != want {
+				t.Errorf("pattern %q on %q: match %v, doublestar %v", m.pattern, rel, got, want)
+			}
+		}
+	})
+}
