@@ -445,7 +445,7 @@ func (ps Paths) Resolve(cwd, p string) Where {
 		abs = cwd + "/" + p
 	}
 	raw := ""
-	if hasDotDot(abs) {
+	if strings.Contains(abs, "..") && hasDotDot(abs) {
 		raw = abs
 	}
 	abs = filepath.Clean(abs)
