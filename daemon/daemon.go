@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -63,6 +65,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	tickets := newTickets(cfg)
 	cfg.Engine.Sandbox = tickets != nil
+	// What the daemon keeps is narrowd's own: no agent call may change it.
+	cfg.Engine.OwnFiles = slices.Concat(cfg.Engine.OwnFiles, []string{cfg.StateDir, cfg.AuditDir}, cfg.Watch)
+	if cfg.SocketPath != "" {
+		cfg.Engine.OwnFiles = append(cfg.Engine.OwnFiles, filepath.Dir(cfg.SocketPath))
+	}
 	if cfg.MCP != nil {
 		// Discovery resolves, and learns the projects calls come from.
 		cfg.Engine.MCP = cfg.MCP

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/narrowd/narrowd/daemon/install"
 	"github.com/narrowd/narrowd/parse"
 	"github.com/narrowd/narrowd/proofs"
 	"github.com/narrowd/narrowd/rules"
@@ -41,6 +42,11 @@ type EngineConfig struct {
 	// serving daemon that issues tickets for narrowd exec. Without it
 	// (check, the shim's in-process fallback) sandbox becomes ask.
 	Sandbox bool
+	// OwnFiles are more of narrowd's own files and directories (the
+	// daemon's state, audit and socket directories, its config file),
+	// beside those the engine knows itself (see [ownFiles]). A call that
+	// would change one is denied whatever the profile says.
+	OwnFiles []string
 }
 
 // analysisCacheSize is half the shell texts an engine keeps analyses of:
@@ -106,7 +112,9 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if !cfg.NoDisk {
 		e.disk = proofs.OSDisk{}
 	}
-	e.paths = proofs.NewPaths(nil, slices.Concat(e.profile.Sensitive(), storeSensitive(cfg.SnapshotDir)), e.disk)
+	home, _ := os.UserHomeDir()
+	e.paths = proofs.NewPaths(nil, slices.Concat(e.profile.Sensitive(), storeSensitive(cfg.SnapshotDir)), e.disk).
+		WithOwn(home, ownFiles(cfg, home, os.Getenv))
 	e.roots = append(slices.Clip(cfg.Workspaces), e.profile.Workspaces()...)
 	if e.snapshots, err = openSnapshots(cfg); err != nil {
 		return nil, err
@@ -133,6 +141,11 @@ func LoadProfile(name string) (*rules.Profile, error) {
 	}
 	return rules.LoadProfile(name, data)
 }
+
+// OwnFiles returns narrowd's own files and directories as the engine
+// protects them (absolute, with symlink-resolved forms): what narrowd's
+// sandbox must also keep read-only.
+func (e *Engine) OwnFiles() []string { return slices.Clone(e.paths.Own) }
 
 // Profile returns the engine's profile.
 func (e *Engine) Profile() *rules.Profile { return e.profile }
@@ -190,8 +203,11 @@ func (e *Engine) JudgeAs(id string, call rules.Call, sess rules.Session) (v rule
 
 	in.Ceiling, in.Narrowed, in.Evidence = &ceiling, &narrowed, v.Evidence
 	v.Decision = e.finish(e.profile.Decide(in))
+	if d, ok := ownDeny(v.Evidence); ok {
+		v.Decision = d
+	}
 	if v.Decision.Outcome != rules.Allow {
-		v.Decision.Reason += findings(v.Evidence)
+		v.Decision.Reason += findings(v.Evidence) + standingFinding(v.Evidence)
 	}
 	v.Decision.Reason += undoHint(id, v.Decision.Outcome, v.Evidence)
 
@@ -323,4 +339,90 @@ func failVerdict(call rules.Call, rule, reason string) rules.Verdict {
 // never allow.
 func FailVerdict(call rules.Call, reason string) rules.Verdict {
 	return failVerdict(call, "error-input", reason)
+}
+
+// ownFiles lists narrowd's own files for the path proofs: cfg.OwnFiles,
+// the profile and label files the engine loads, the snapshot store, the
+// default config, state and runtime directories (XDG, else under home),
+// and narrowd's binaries; each also in its symlink-resolved form.
+func ownFiles(cfg EngineConfig, home string, getenv func(string) string) []string {
+	list := slices.Concat(cfg.OwnFiles, cfg.LabelFiles, []string{cfg.SnapshotDir})
+	if strings.ContainsRune(cfg.Profile, filepath.Separator) || strings.HasSuffix(cfg.Profile, ".toml") {
+		list = append(list, cfg.Profile)
+	}
+	xdg := func(env, fallback string) string {
+		if d := getenv(env); filepath.IsAbs(d) {
+			return filepath.Join(d, "narrowd")
+		}
+		if fallback == "" || home == "" {
+			return ""
+		}
+		return filepath.Join(home, fallback, "narrowd")
+	}
+	list = append(list, xdg("XDG_CONFIG_HOME", ".config"), xdg("XDG_STATE_HOME", filepath.Join(".local", "state")), xdg("XDG_RUNTIME_DIR", ""))
+	// The user units that start the daemon (narrowd install systemd):
+	// their ExecStart names its profile and flags.
+	if units := xdg("XDG_CONFIG_HOME", ".config"); units != "" {
+		units = filepath.Join(filepath.Dir(units), "systemd", "user")
+		list = append(list, filepath.Join(units, install.ServiceUnit), filepath.Join(units, install.SocketUnit),
+			filepath.Join(units, install.ServiceUnit+".d"), filepath.Join(units, install.SocketUnit+".d"))
+	}
+	if exe, err := os.Executable(); err == nil {
+		dir := filepath.Dir(exe)
+		list = append(list, exe, filepath.Join(dir, "narrowd"), filepath.Join(dir, "narrowd-hook"), filepath.Join(dir, "narrowd-exec"))
+	}
+	out := make([]string, 0, 2*len(list))
+	for _, f := range list {
+		if f == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(f); err == nil {
+			out = append(out, abs)
+			if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+				out = append(out, real)
+			}
+		}
+	}
+	return out
+}
+
+// standingFinding names the first standing-configuration target of a
+// call that was not allowed, and the tool that loads it, so the person
+// sees why an ordinary-looking write asks.
+func standingFinding(ev []rules.Evidence) string {
+	for _, e := range ev {
+		if e.Kind == proofs.KindStandingConfig {
+			d := e.Detail
+			if len(d) > 200 {
+				d = d[:200] + "…"
+			}
+			return " [" + e.Subject + ": " + d + "]"
+		}
+	}
+	return ""
+}
+
+// withOwn returns cfg with more of narrowd's own files.
+func (cfg EngineConfig) withOwn(more ...string) EngineConfig {
+	cfg.OwnFiles = slices.Concat(cfg.OwnFiles, more)
+	return cfg
+}
+
+// ownDeny is the engine's own refusal of a call that would change
+// narrowd's own files or run its administrative commands. It is not a
+// profile rule: narrowd's rules, grants and records are what every
+// profile stands on, so no profile (a team's file included) may let an
+// agent rewrite them, and the refusal names the file.
+func ownDeny(ev []rules.Evidence) (rules.Decision, bool) {
+	for _, e := range ev {
+		switch e.Kind {
+		case proofs.KindOwnFile:
+			return rules.Decision{Outcome: rules.Deny, Rule: "narrowd-own-files",
+				Reason: "this call would change narrowd's own files (" + e.Detail + "); narrowd never lets an agent change its rules, grants or records, so a person must do it outside the agent"}, true
+		case proofs.KindAdmin:
+			return rules.Decision{Outcome: rules.Deny, Rule: "narrowd-own-files",
+				Reason: "this call runs narrowd's own administrative command (" + e.Subject + "); narrowd never lets an agent grant, label, install or reconfigure it, so a person must run it outside the agent"}, true
+		}
+	}
+	return rules.Decision{}, false
 }

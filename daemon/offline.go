@@ -58,7 +58,7 @@ func OfflineEvent(cfg OfflineConfig, name, event string, payload []byte, opt age
 		_ = AppendGap(cfg.StateDir, call.Agent, call.Session)
 		return agent.Abstain(name, call)
 	}
-	e, err := NewEngine(cfg.Engine)
+	e, err := NewEngine(cfg.Engine.withOwn(cfg.StateDir))
 	if err != nil {
 		return agent.Fail(name, call, "narrowd's profile could not be loaded")
 	}

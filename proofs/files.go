@@ -15,9 +15,9 @@ func Tool(spec rules.InputSpec, input map[string]any, cwd string, ps Paths) []ru
 	var c claims
 	switch spec.Kind {
 	case rules.InputRead:
-		onePath(&c, input, spec.Field, cwd, ps, rules.Labels{}, "reads one file")
+		onePath(&c, input, spec.Field, cwd, ps, spec.Kind, "reads one file")
 	case rules.InputWrite, rules.InputEdit, rules.InputDelete:
-		onePath(&c, input, spec.Field, cwd, ps, rules.Labels{}, "changes one file")
+		onePath(&c, input, spec.Field, cwd, ps, spec.Kind, "changes one file")
 	case rules.InputGlob, rules.InputGrep, rules.InputList:
 		searchRoot(&c, spec, input, cwd, ps)
 		if pat := str(input, "pattern"); spec.Kind == rules.InputGrep && secretWord(pat) {
@@ -36,13 +36,21 @@ func Tool(spec rules.InputSpec, input map[string]any, cwd string, ps Paths) []ru
 }
 
 // onePath narrows scope to one record when the path is proven inside the
-// workspace and nothing raises it (spec appendix, files/read_file).
-func onePath(c *claims, input map[string]any, field, cwd string, ps Paths, _ rules.Labels, what string) {
+// workspace and nothing raises it (spec appendix, files/read_file). A
+// write (kind other than InputRead) narrows only when its target is also
+// proven ordinary: not standing configuration, not narrowd's own file.
+func onePath(c *claims, input map[string]any, field, cwd string, ps Paths, kind, what string) {
 	raw, ok := input[field]
 	name, isString := raw.(string)
 	if !ok || !isString {
 		c.add("missing-argument", rules.Proven, field, "the path argument is missing or not a string", effectNone)
 		return
+	}
+	write := kind != rules.InputRead
+	if write {
+		ownWrite(c, ps, cwd, name, "change")
+	} else {
+		ownRead(c, ps, cwd, name)
 	}
 	w := ps.Resolve(cwd, name)
 	if !w.Inside {
@@ -52,6 +60,13 @@ func onePath(c *claims, input map[string]any, field, cwd string, ps Paths, _ rul
 	c.add("path-inside", rules.Proven, name, fmt.Sprintf("%s stays under workspace %s", w.Abs, w.Root), bound(rules.Scope, 0))
 	c.add("one-target", rules.Proven, name, "the call "+what+" named by a proven path; the unconstrained argument no longer reaches the account (§4.3)", factIs(rules.OpenWorld, false))
 	pathRaises(c, ps, w, name)
+	if write {
+		if w.Abs == w.Root {
+			c.add(KindStandingConfig, rules.Proven, name, "the workspace root is a directory, not one file", raise(rules.Scope))
+		} else {
+			writeRaises(c, ps, w, name, kind == rules.InputDelete)
+		}
+	}
 }
 
 // searchRoot narrows a glob, grep or listing to bulk when its root is
@@ -132,6 +147,7 @@ func patch(c *claims, text, cwd string, ps Paths) {
 		return
 	}
 	var files []string
+	var deleted []bool
 	adds, updates, deletes := 0, 0, 0
 	for _, line := range strings.Split(text, "\n") {
 		var name string
@@ -148,13 +164,20 @@ func patch(c *claims, text, cwd string, ps Paths) {
 			continue
 		}
 		files = append(files, name)
+		deleted = append(deleted, strings.HasPrefix(line, "*** Delete File: "))
 	}
 	if len(files) == 0 {
 		c.add("patch-unreadable", rules.Proven, "patch", "the envelope names no file", effectNone)
 		return
 	}
+	for _, f := range files {
+		ownWrite(c, ps, cwd, f, "change")
+	}
 	if !allInside(c, ps, cwd, files, "") {
 		return
+	}
+	for i, f := range files {
+		writeRaises(c, ps, ps.Resolve(cwd, f), f, deleted[i])
 	}
 	subject := strings.Join(files, " ")
 	scope := rules.Level(0)

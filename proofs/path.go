@@ -54,6 +54,21 @@ type Paths struct {
 	// compiled is Sensitive read once by [NewPaths]; a Paths built
 	// otherwise matches with the general matcher.
 	compiled []sensitivePattern
+	// Own are narrowd's own files and directories (profiles, label
+	// files, config, state, audit log, snapshots, the binary), absolute
+	// and cleaned, with their symlink-resolved forms: no agent call may
+	// change them. See [Paths.WithOwn].
+	Own []string
+	// Home is the user's home directory, used only to see that a word
+	// such as ~/.config/narrowd/x names one of Own.
+	Home string
+	// ownHomeRel is each entry of Own relative to Home ("" when not
+	// under it), for words written with ~/ or $HOME/.
+	ownHomeRel []string
+	// standing is the standing-configuration table; nil means
+	// [Standing]'s, and standingErr says it did not load.
+	standing    *StandingTable
+	standingErr error
 }
 
 // Disk is the part of the file system path proofs look at.
@@ -77,7 +92,232 @@ func (OSDisk) Readlink(name string) (string, error) { return os.Readlink(name) }
 func NewPaths(roots, sensitive []string, disk Disk) Paths {
 	p := Paths{Disk: disk, Sensitive: append(DefaultSensitive(), sensitive...)}
 	p.compiled = compileSensitive(p.Sensitive)
+	p.standing, p.standingErr = Standing()
 	return p.WithRoots(roots)
+}
+
+// WithOwn returns a copy of ps that knows narrowd's own files: own are
+// absolute paths (relative ones, and the file system root, are dropped),
+// home is the user's home directory. The engine adds both a path and its
+// symlink-resolved form.
+func (ps Paths) WithOwn(home string, own []string) Paths {
+	out := ps
+	out.Own = slices.Clip(ps.Own)
+	for _, o := range own {
+		if !filepath.IsAbs(o) || !pathClean(o) {
+			continue
+		}
+		c := filepath.Clean(o)
+		if c == "/" || slices.Contains(out.Own, c) {
+			continue
+		}
+		out.Own = append(out.Own, c)
+	}
+	if filepath.IsAbs(home) && pathClean(home) && filepath.Clean(home) != "/" {
+		out.Home = filepath.Clean(home)
+	}
+	out.ownHomeRel = make([]string, len(out.Own))
+	for i, o := range out.Own {
+		if out.Home != "" && within(o, out.Home) && o != out.Home {
+			out.ownHomeRel[i] = o[len(out.Home)+1:]
+		}
+	}
+	return out
+}
+
+// ownMatch returns the entry of Own that abs is or lies under, or "".
+func (ps Paths) ownMatch(abs string) string {
+	for _, o := range ps.Own {
+		if within(abs, o) {
+			return o
+		}
+	}
+	return ""
+}
+
+// OwnFile returns the entry of narrowd's own files that the word names,
+// or "": the word is read as a path against cwd, with a leading ~/,
+// $HOME/ or ${HOME}/ (quoted or not) read as the home directory.
+func (ps Paths) OwnFile(cwd, word string) string {
+	if len(ps.Own) == 0 {
+		return ""
+	}
+	abs, ok := ps.ownAbs(cwd, word, true)
+	if !ok {
+		return ""
+	}
+	return ps.ownMatch(abs)
+}
+
+// ownFileLinked is [Paths.OwnFile] for a path a call writes: a workspace
+// path is also checked after following the symlinks on disk now (a link
+// out of the workspace raises on its own; this names narrowd's file).
+func (ps Paths) ownFileLinked(cwd, word string) string {
+	if o := ps.OwnFile(cwd, word); o != "" || len(ps.Own) == 0 || ps.Disk == nil {
+		return o
+	}
+	abs, ok := ps.ownAbs(cwd, word, false)
+	if !ok {
+		return ""
+	}
+	w := ps.Resolve("/", abs)
+	if !w.Inside {
+		return ""
+	}
+	if linked, ok := ps.linkedPath(w.Root, abs); ok && linked != abs {
+		return ps.ownMatch(linked)
+	}
+	return ""
+}
+
+// ownAbs reads word as a path for [Paths.OwnFile]. With quick, a word
+// that cannot name an own file lexically is refused without building it.
+func (ps Paths) ownAbs(cwd, word string, quick bool) (string, bool) {
+	w := word
+	if strings.ContainsAny(w, `"'`) {
+		w = strings.Map(func(r rune) rune {
+			if r == '"' || r == '\'' {
+				return -1
+			}
+			return r
+		}, w)
+	}
+	if quick && !filepath.IsAbs(w) && !strings.HasPrefix(w, "~") && !strings.HasPrefix(w, "$") && !strings.Contains(w, "..") && !ps.ownNear(cwd) {
+		// A relative path without .. stays under cwd, and no own file
+		// is there: the common case, decided without building a path.
+		return "", false
+	}
+	if tail, ok := homeTail(w); ok || w == "~" || w == "$HOME" || w == "${HOME}" {
+		if ps.Home == "" {
+			return "", false
+		}
+		w = filepath.Join(ps.Home, tail)
+	}
+	if w == "" || strings.ContainsAny(w, "$`\x00") {
+		return "", false
+	}
+	if !filepath.IsAbs(w) {
+		if !filepath.IsAbs(cwd) {
+			return "", false
+		}
+		w = filepath.Join(cwd, w)
+	}
+	return filepath.Clean(w), true
+}
+
+// ownNear reports an own path under cwd, or cwd under an own path.
+func (ps Paths) ownNear(cwd string) bool {
+	for _, o := range ps.Own {
+		if within(o, cwd) || within(cwd, o) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports that p is dir or lies under it.
+func within(p, dir string) bool {
+	return p == dir || len(p) > len(dir) && p[len(dir)] == '/' && strings.HasPrefix(p, dir)
+}
+
+// ownInText returns the entry of narrowd's own files whose path appears
+// anywhere in text (python -c "open('/home/me/.config/narrowd/x','w')"),
+// written absolute or under ~/, $HOME/ or ${HOME}/, or "".
+func (ps Paths) ownInText(text string) string {
+	for i, o := range ps.Own {
+		if strings.Contains(text, o) {
+			return o
+		}
+		if i >= len(ps.ownHomeRel) || ps.ownHomeRel[i] == "" {
+			continue
+		}
+		rel := ps.ownHomeRel[i]
+		if !strings.Contains(text, rel) {
+			continue
+		}
+		for _, prefix := range []string{"~/", "$HOME/", "${HOME}/"} {
+			if strings.Contains(text, prefix+rel) {
+				return o
+			}
+		}
+	}
+	return ""
+}
+
+// standingTable is the table ps judges writes with.
+func (ps Paths) standingTable() (*StandingTable, error) {
+	if ps.standing != nil || ps.standingErr != nil {
+		return ps.standing, ps.standingErr
+	}
+	return Standing()
+}
+
+// NotOrdinary says why the inside path w is not one ordinary workspace
+// file that a write may change as the agent's own work, or "" when it is
+// (see [StandingTable.Ordinary]). When deleting, only the table counts: a
+// removal plants nothing, so an unknown dotfile (.pytest_cache) or a
+// removable entry (.venv) is not standing configuration for it, while
+// another table entry (.git, .claude/settings.json) is.
+func (ps Paths) NotOrdinary(w Where, deleting bool) string {
+	t, err := ps.standingTable()
+	if err != nil {
+		return "the standing-configuration table did not load: " + err.Error()
+	}
+	rel := strings.TrimPrefix(strings.TrimPrefix(w.Abs, w.Root), "/")
+	if deleting {
+		if e, ok := t.MatchRemoval(rel); ok {
+			return standingWhy(e)
+		}
+		return ""
+	}
+	return t.Ordinary(rel)
+}
+
+// linkedPath returns where abs leads once every symlink on disk now is
+// followed, walking from start (a directory abs is under, taken as it
+// is). It reports false when there is no Disk, a link cannot be read or
+// there are too many.
+func (ps Paths) linkedPath(start, abs string) (string, bool) {
+	if ps.Disk == nil {
+		return "", false
+	}
+	for hops := 0; hops <= 8; hops++ {
+		rel, err := filepath.Rel(start, abs)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			return "", false
+		}
+		if rel == "." {
+			return abs, true
+		}
+		parts := strings.Split(rel, "/")
+		cur := start
+		jumped := false
+		for i, part := range parts {
+			next := filepath.Join(cur, part)
+			fi, err := ps.Disk.Lstat(next)
+			if err != nil {
+				// Nothing there yet: the rest is created as named.
+				return abs, true
+			}
+			if fi.Mode()&fs.ModeSymlink != 0 {
+				target, err := ps.Disk.Readlink(next)
+				if err != nil {
+					return "", false
+				}
+				if !filepath.IsAbs(target) {
+					target = filepath.Join(cur, target)
+				}
+				abs = filepath.Join(append([]string{filepath.Clean(target)}, parts[i+1:]...)...)
+				start, jumped = "/", true
+				break
+			}
+			cur = next
+		}
+		if !jumped {
+			return abs, true
+		}
+	}
+	return "", false
 }
 
 // WithRoots returns a copy of ps with more workspace roots, cleaned the
@@ -177,6 +417,10 @@ type Where struct {
 	Root   string
 	// Why explains a path that is not inside.
 	Why string
+	// raw is the path joined to the working directory before cleaning,
+	// when it had a .. segment: the kernel resolves a .. after a symlink
+	// on disk, not as cleaning does.
+	raw string
 }
 
 // Resolve cleans p against cwd and checks that it stays under a root. It
@@ -198,12 +442,16 @@ func (ps Paths) Resolve(cwd, p string) Where {
 		if !filepath.IsAbs(cwd) || !pathClean(cwd) {
 			return Where{Why: "relative path with no known working directory"}
 		}
-		abs = filepath.Join(cwd, p)
+		abs = cwd + "/" + p
+	}
+	raw := ""
+	if strings.Contains(abs, "..") && hasDotDot(abs) {
+		raw = abs
 	}
 	abs = filepath.Clean(abs)
 	for _, r := range ps.Roots {
 		if abs == r || len(abs) > len(r) && abs[len(r)] == '/' && strings.HasPrefix(abs, r) {
-			return Where{Abs: abs, Inside: true, Root: r}
+			return Where{Abs: abs, Inside: true, Root: r, raw: raw}
 		}
 	}
 	if len(ps.Roots) == 0 {
@@ -250,7 +498,35 @@ func (ps Paths) Escape(w Where) string {
 	if ps.Disk == nil || !w.Inside {
 		return ""
 	}
+	if why := ps.linkBeforeDotDot(w.raw); why != "" {
+		return why
+	}
 	return ps.escape(w.Root, w.Abs, 0)
+}
+
+// linkBeforeDotDot reports a symlink on disk now that a .. segment of
+// raw follows: the kernel resolves l/.. to the link target's parent, so
+// l/../config with l -> .git/hooks is .git/config, not the config that
+// cleaning the path names.
+func (ps Paths) linkBeforeDotDot(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	cur := "/"
+	for _, part := range strings.Split(strings.TrimPrefix(raw, "/"), "/") {
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			if fi, err := ps.Disk.Lstat(cur); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				return fmt.Sprintf("symlink %s is followed by ..; the kernel resolves that on disk, not as the path is written", cur)
+			}
+			cur = filepath.Dir(cur)
+		default:
+			cur = filepath.Join(cur, part)
+		}
+	}
+	return ""
 }
 
 func (ps Paths) escape(root, abs string, depth int) string {
@@ -293,6 +569,9 @@ func (ps Paths) escape(root, abs string, depth int) string {
 	}
 	return ""
 }
+
+// ReadDir lists a directory, for the trees a copy or move relocates.
+func (OSDisk) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
 
 // ReadFile reads a file, for the few files narrowd reads itself.
 func (OSDisk) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }

@@ -30,6 +30,7 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 		c.add("unproven", rules.Proven, u.Why, fmt.Sprintf("at %s: %s is only known at run time", u.Pos, u.Why), effectNone)
 	}
 	proven := len(a.Unproven) == 0
+	shellOwnFiles(&c, a, cwd, ps)
 	for _, p := range a.Programs {
 		for _, pa := range p.Paths {
 			if v := pa.Word.Value; strings.HasPrefix(v, "/dev/tcp/") || strings.HasPrefix(v, "/dev/udp/") {
@@ -162,6 +163,14 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 		recursive = recursive || pa.Recursive || pa.Word.Glob
 		c.add("path-inside", rules.Proven, name, w.Abs+" stays under workspace "+w.Root, effectNone)
 		pathRaises(c, ps, w, name)
+		switch {
+		case pa.Access != parse.Read && pa.Access != parse.Exec:
+			writeRaises(c, ps, w, name, pa.Access == parse.Delete)
+		case pa.Access == parse.Read && slices.Contains(linksOrCopies, p.Name) && w.Abs != w.Root:
+			if why := ps.NotOrdinary(w, false); why != "" {
+				c.add(KindStandingConfig, rules.Proven, name, why+"; "+p.Name+" puts it under a new name, a later way to change it or a place another tool loads it from", raise(rules.Scope))
+			}
+		}
 		if pa.Word.Glob {
 			globRaises(c, ps, w, name)
 		}

@@ -1,8 +1,13 @@
 package proofs
 
 import (
+	"errors"
+	"io/fs"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/narrowd/narrowd/parse"
 	"github.com/narrowd/narrowd/rules"
@@ -55,7 +60,13 @@ func WriteTargets(a *parse.Analysis, cwd string, ps Paths) ([]Target, bool) {
 				// command could make the source a new directory.
 				recursive = false
 			}
-			t, ok := target(cwd, ps, pa.Word, recursive)
+			if recursive && (pa.Access == parse.Create || pa.Access == parse.Overwrite) && !relocatesOrdinary(p, cwd, ps) {
+				// tar -x, unzip, patch: the tree brings names narrowd
+				// has not seen (a .envrc, a .git/hooks), so the write is
+				// not proven to land on ordinary files.
+				return nil, false
+			}
+			t, ok := target(cwd, ps, pa.Word, recursive, pa.Access == parse.Delete)
 			if !ok {
 				return nil, false
 			}
@@ -146,7 +157,7 @@ func ToolTargets(spec rules.InputSpec, input map[string]any, cwd string, ps Path
 		if !ok {
 			return nil, false
 		}
-		t, ok := target(cwd, ps, parse.Word{Value: name, Literal: true}, false)
+		t, ok := target(cwd, ps, parse.Word{Value: name, Literal: true}, false, spec.Kind == rules.InputDelete)
 		if !ok {
 			return nil, false
 		}
@@ -167,7 +178,7 @@ func ToolTargets(spec rules.InputSpec, input map[string]any, cwd string, ps Path
 			if name == "" {
 				continue
 			}
-			t, ok := target(cwd, ps, parse.Word{Value: name, Literal: true}, false)
+			t, ok := target(cwd, ps, parse.Word{Value: name, Literal: true}, false, strings.HasPrefix(line, "*** Delete File: "))
 			if !ok {
 				return nil, false
 			}
@@ -178,13 +189,21 @@ func ToolTargets(spec rules.InputSpec, input map[string]any, cwd string, ps Path
 	return nil, false
 }
 
-// target proves one written path inside the workspace.
-func target(cwd string, ps Paths, w parse.Word, recursive bool) (Target, bool) {
+// target proves one written path inside the workspace and ordinary: a
+// snapshot restores bytes, not what a hook, a task or an agent setting
+// ran in between, so standing configuration and narrowd's own files
+// never back one.
+func target(cwd string, ps Paths, w parse.Word, recursive, deleting bool) (Target, bool) {
 	if !w.Literal || w.Glob {
 		return Target{}, false
 	}
 	where := ps.Resolve(cwd, w.Value)
-	if !where.Inside || where.Abs == where.Root {
+	if !where.Inside || where.Abs == where.Root || ps.OwnFile(cwd, w.Value) != "" {
+		return Target{}, false
+	}
+	var c claims
+	writeRaises(&c, ps, where, w.Value, deleting)
+	if len(c.ev) > 0 {
 		return Target{}, false
 	}
 	return Target{Abs: where.Abs, Root: where.Root, Recursive: recursive}, true
@@ -198,4 +217,80 @@ func addTarget(out []Target, t Target) []Target {
 		return out
 	}
 	return append(out, t)
+}
+
+// relocators copy or move trees that already exist in the workspace: the
+// names they create are those of their sources, which narrowd can walk.
+// Every other recursive writer (tar -x, unzip, patch) takes its names
+// from content narrowd does not read.
+var relocators = []string{"cp", "mv"}
+
+// relocateWalkLimit bounds how many entries of a source tree narrowd reads.
+const relocateWalkLimit = 2000
+
+// relocatesOrdinary reports that p is a relocator whose every source tree
+// holds only ordinary names (no dot segment off the inert list, nothing
+// on the standing table), walked on disk now. A source that does not
+// exist yet was made by an earlier part of the same command, whose own
+// writes are judged there. Without a disk narrowd can list directories
+// with, it cannot tell: false.
+func relocatesOrdinary(p parse.Program, cwd string, ps Paths) bool {
+	lister, ok := ps.Disk.(interface {
+		ReadDir(name string) ([]fs.DirEntry, error)
+	})
+	if !ok || !slices.Contains(relocators, p.Name) {
+		return false
+	}
+	t, err := ps.standingTable()
+	if err != nil {
+		return false
+	}
+	budget := relocateWalkLimit
+	for _, pa := range p.Paths {
+		if pa.Access != parse.Read && pa.Access != parse.Update {
+			continue
+		}
+		w := ps.Resolve(cwd, pa.Word.Value)
+		if !w.Inside {
+			return false
+		}
+		// The source's own name arrives too when the destination is a
+		// directory that exists (cp -r stage/.claude dir).
+		base := ""
+		if w.Abs != w.Root {
+			base = filepath.Base(w.Abs)
+			if t.Ordinary(base) != "" {
+				return false
+			}
+		}
+		if !walkOrdinary(lister, t, w.Abs, base, &budget) {
+			return false
+		}
+	}
+	return true
+}
+
+// walkOrdinary walks the tree at dir (rel is the path below the source)
+// and reports that every name in it is ordinary, within budget entries.
+func walkOrdinary(lister interface {
+	ReadDir(name string) ([]fs.DirEntry, error)
+}, t *StandingTable, dir, rel string, budget *int) bool {
+	entries, err := lister.ReadDir(dir)
+	if err != nil {
+		// Not there yet, or a file: nothing below it.
+		return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+	}
+	for _, e := range entries {
+		if *budget--; *budget < 0 {
+			return false
+		}
+		r := path.Join(rel, e.Name())
+		if t.Ordinary(r) != "" {
+			return false
+		}
+		if e.IsDir() && !walkOrdinary(lister, t, filepath.Join(dir, e.Name()), r, budget) {
+			return false
+		}
+	}
+	return true
 }

@@ -39,8 +39,11 @@ func TestWriteTargets(t *testing.T) {
 		{`mv src/old.ts src/new.ts`, "src/old.ts(r) src/new.ts"},
 		{`rm -f coverage.out`, "coverage.out"},
 		{`rm src/a.go src/b.go`, "src/a.go src/b.go"},
-		{`jq . p.json > tmp.json && mv tmp.json p.json`, "tmp.json(r) p.json(r)"},
-		{`mkdir d && touch d/f && mv d x`, "d(r) d/f x(r)"},
+		// A move or copy of a tree lists its targets only after narrowd walked
+		// the source on disk for standing-configuration names; these Paths
+		// have no disk (TestWriteTargetsRelocate has one).
+		{`jq . p.json > tmp.json && mv tmp.json p.json`, "-"},
+		{`mkdir d && touch d/f && mv d x`, "-"},
 		{`touch a && touch a`, "a"},
 		{`echo hi > /dev/null`, ""},
 		{`ls -la`, ""},
@@ -73,7 +76,7 @@ func TestWriteTargets(t *testing.T) {
 		{`cp -b a b`, "-"},
 		{`cp --backup=numbered a b`, "-"},
 		{`cp -S .old a b`, "-"},
-		{`cp -a a b`, "b(r)"},
+		{`cp -a a b`, "-"},
 		{`mv -b a b`, "-"},
 		{`ln -sfb a b`, "-"},
 		{`install -b a b`, "-"},
@@ -82,6 +85,18 @@ func TestWriteTargets(t *testing.T) {
 		{`gunzip f.gz`, "-"},
 		{`xz -d f.xz`, "-"},
 		{`awk -i inplace -v inplace::suffix=.bak '{print}' f`, "-"},
+		// Standing configuration never backs a snapshot: undo restores
+		// bytes, not what a hook or a task ran in between.
+		{`echo x > .envrc`, "-"},
+		{`echo x > CLAUDE.md`, "-"},
+		{`sed -i s/a/b/ .github/workflows/ci.yml`, "-"},
+		{`echo x > src/main.go && touch node_modules/.bin/x`, "-"},
+		{`rm -rf .git`, "-"},
+		{`rm .claude/settings.json`, "-"},
+		{`rm -rf .venv`, ".venv(r)"},
+		{`rm -rf .pytest_cache`, ".pytest_cache(r)"},
+		{`touch .gitignore`, ".gitignore"},
+		{`tar -xf a.tar -C sub`, "-"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.cmd, func(t *testing.T) {
@@ -116,6 +131,11 @@ func TestToolTargets(t *testing.T) {
 		{"patch", rules.InputSpec{Kind: rules.InputPatch, Field: "input"}, map[string]any{"input": patch}, "a.txt b.txt c.txt d.txt"},
 		{"patch escaping", rules.InputSpec{Kind: rules.InputPatch, Field: "input"}, map[string]any{"input": "*** Begin Patch\n*** Add File: ../x\n*** End Patch"}, "-"},
 		{"not a patch", rules.InputSpec{Kind: rules.InputPatch, Field: "input"}, map[string]any{"input": "rm -rf /"}, "-"},
+		{"write standing", rules.InputSpec{Kind: rules.InputWrite, Field: "file_path"}, map[string]any{"file_path": "/ws/.claude/settings.json"}, "-"},
+		{"edit instructions", rules.InputSpec{Kind: rules.InputEdit, Field: "file_path"}, map[string]any{"file_path": "AGENTS.md"}, "-"},
+		{"delete a hook", rules.InputSpec{Kind: rules.InputDelete, Field: "file_path"}, map[string]any{"file_path": ".husky/pre-commit"}, "-"},
+		{"delete a cache", rules.InputSpec{Kind: rules.InputDelete, Field: "file_path"}, map[string]any{"file_path": "__pycache__/m.pyc"}, "__pycache__/m.pyc"},
+		{"patch adds a workflow", rules.InputSpec{Kind: rules.InputPatch, Field: "input"}, map[string]any{"input": "*** Begin Patch\n*** Add File: a.go\n+x\n*** Add File: .github/workflows/x.yml\n+y\n*** End Patch"}, "-"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
