@@ -45,9 +45,12 @@ var knowledgeFiles embed.FS
 //     recursive when Inner.Recursive is set.
 type Knowledge struct {
 	cmds map[string]*spec
-	// safeEnv are environment names (or NAME* prefixes) that may be set
-	// through env or sudo without making the call unprovable.
-	safeEnv []string
+	// safeEnv is the environment allowlist (see env.go): the only
+	// variables a call may set, export or remove and stay provable.
+	safeEnv []envRule
+	// exportedLowercase are the lower-case names programs read from the
+	// environment (http_proxy), which are never private to the shell.
+	exportedLowercase []string
 	// safeGitConfig are git config keys (or section.* prefixes, or
 	// key=value pairs) that git -c may set.
 	safeGitConfig []string
@@ -84,10 +87,12 @@ type Inner struct {
 
 // tableFile is the shape of one knowledge TOML file.
 type tableFile struct {
-	Cmd           map[string]*spec `toml:"cmd"`
-	SafeEnv       []string         `toml:"safe_env"`
-	SafeGitConfig []string         `toml:"safe_git_config"`
-	SystemDirs    []string         `toml:"system_dirs"`
+	Cmd     map[string]*spec `toml:"cmd"`
+	SafeEnv []string         `toml:"safe_env"`
+	// ExportedLowercase are NAME or PRE*SUF patterns.
+	ExportedLowercase []string `toml:"exported_lowercase"`
+	SafeGitConfig     []string `toml:"safe_git_config"`
+	SystemDirs        []string `toml:"system_dirs"`
 	// FlagGroups are shared flag lists (git's diff and revision options)
 	// that commands in the same file include by name.
 	FlagGroups map[string][]flagName `toml:"flag_groups"`
@@ -200,7 +205,14 @@ func decodeTable(file string, data []byte) (tableFile, error) {
 
 // merge compiles one decoded file into k.
 func (k *Knowledge) merge(file string, data []byte, tf tableFile) error {
-	k.safeEnv = append(k.safeEnv, tf.SafeEnv...)
+	for _, e := range tf.SafeEnv {
+		r, err := compileEnvRule(e)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", file, newLocator(data).line(toml.Key{"safe_env"}), err)
+		}
+		k.safeEnv = append(k.safeEnv, r)
+	}
+	k.exportedLowercase = append(k.exportedLowercase, tf.ExportedLowercase...)
 	k.safeGitConfig = append(k.safeGitConfig, tf.SafeGitConfig...)
 	k.systemDirs = append(k.systemDirs, tf.SystemDirs...)
 	names := make([]string, 0, len(tf.Cmd))

@@ -11,7 +11,7 @@ import (
 var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "ssh", "builtin", "ip", "jq", "ps", "set", "export", "pager"}
 
 // checkNames are the validators a flag's value may be given.
-var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode", "awk-include", "curl-writeout", "rustc-print"}
+var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode", "awk-include", "curl-writeout", "rustc-print", "env-name"}
 
 // rustcPrints are the rustc --print kinds that only describe the
 // compiler or a target: rustc prints them and stops before compiling
@@ -367,6 +367,12 @@ func (r *run) applyHit(s *spec, h hit) {
 		if !inList(rustcPrints[:], v.Value) {
 			r.fail("rustc --print " + v.Value + " is not modelled")
 		}
+	case "env-name":
+		// env -u NAME removes a variable: the same allowlist as
+		// setting it.
+		if !r.k.EnvAllowed(v.Value, nil) {
+			r.fail(r.prog.Name + " " + h.name + " " + v.Value + " removes a variable not on safe_env")
+		}
 	case "awk-include":
 		if v.Value != "inplace" && v.Value != "inplace.awk" {
 			r.fail("awk -i includes a program file")
@@ -641,8 +647,9 @@ func (r *run) parse(s *spec, args []Word) parsed {
 			at := restIndex(p.slots)
 			if at >= 0 && len(p.ops) == at {
 				if s.EnvAssign && isAssignment(a) {
-					if !r.k.safeEnvName(a[:strings.IndexByte(a, '=')]) {
-						r.fail(s.name + " sets " + a[:strings.IndexByte(a, '=')])
+					name, value, _ := strings.Cut(a, "=")
+					if !r.k.EnvAllowed(name, &Word{Value: value, Literal: true}) {
+						r.fail(s.name + " sets " + name)
 						return p
 					}
 					continue
@@ -993,21 +1000,6 @@ func (r *run) finish() Classification {
 	c.Program.Financial = financialNames[fin]
 	c.Program.Irreversible = irreversible
 	return c
-}
-
-// safeEnvName reports whether env or sudo may set name without changing
-// what the program runs.
-func (k *Knowledge) safeEnvName(name string) bool {
-	for _, p := range k.safeEnv {
-		if pre, ok := strings.CutSuffix(p, "*"); ok {
-			if strings.HasPrefix(name, pre) {
-				return true
-			}
-		} else if name == p {
-			return true
-		}
-	}
-	return false
 }
 
 // safeGitKey reports whether git -c name=value is in the allowlist. Keys
