@@ -144,6 +144,12 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 		case parse.Overwrite:
 			overwritten = true
 		}
+		if pa.Word.Literal && name == parse.EnvironPath && pa.Access == parse.Read {
+			// env, printenv, export -p, declare -p, set: the
+			// environment and the shell's variables hold tokens
+			// like a secret file does.
+			c.add("sensitive-name", rules.Guess, name, "prints the environment or shell variables, which hold secrets", raise(rules.Scope))
+		}
 		w := ps.Resolve(cwd, name)
 		if pa.Word.Glob && globClimbs(name) {
 			w = Where{Why: "a segment of the pattern matches .. (it can list the parent directory)"}
