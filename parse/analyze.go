@@ -329,7 +329,10 @@ func setsAllExport(argv []Word) bool {
 func (z *analyzer) add(p Program, fr frame) {
 	switch {
 	case fr.dir.unknown:
-		if !p.Known || p.RunsCode || slices.ContainsFunc(p.Paths, func(pa PathArg) bool {
+		// Where the shell is is unknown: a relative path, and any
+		// program that may read the directory without naming it (ls,
+		// grep -r, rg, find, git), could reach anything.
+		if !p.Known || p.RunsCode || !z.k.CwdFree(p.Name) || slices.ContainsFunc(p.Paths, func(pa PathArg) bool {
 			return !pa.Word.Literal || !path.IsAbs(pa.Word.Value)
 		}) {
 			z.unproven(p.Pos, whyDirUnknown)
@@ -649,6 +652,14 @@ func composeDirs(outer, inner dirState) dirState {
 	}
 	if inner.dirs == nil {
 		return outer
+	}
+	for _, i := range inner.dirs {
+		if i == ".." || strings.HasPrefix(i, "../") {
+			// The nested shell starts where the outer cd took it,
+			// through any symlink: its leading ".." is no longer
+			// lexical (see dirState.cd).
+			return dirState{unknown: true}
+		}
 	}
 	var out []string
 	for _, o := range outer.dirs {

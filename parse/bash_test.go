@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -385,5 +387,120 @@ func BenchmarkAnalyzeCorpus(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		Analyze(cmds[i%len(cmds)], k)
+	}
+}
+
+// TestBashCdModel checks the working-directory model against real bash
+// in a tree with a symlink that leaves it: for every cd sequence where
+// Parse says the directory is known, bash lands (pwd -P) exactly where
+// that directory resolves physically, which is what the path proofs
+// check (they follow each symlink on the way). Sequences Parse calls
+// unknown are not checked: they keep the ceiling. Targets are built from
+// names that exist only inside, only outside (beside the link's target),
+// both, neither, the link, "." and "..", with and without options.
+func TestBashCdModel(t *testing.T) {
+	bash := needBash(t)
+	k := syntaxKnowledge(t)
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(tmp, "ws")
+	for _, d := range []string{"ws/a/b", "ws/both", "ws/a/both", "out/in/deep", "out/etc", "out/both", "out/in/both"} {
+		if err := os.MkdirAll(filepath.Join(tmp, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(tmp, "out/in"), filepath.Join(ws, "l")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(tmp, "out/in"), filepath.Join(ws, "a/l")); err != nil {
+		t.Fatal(err)
+	}
+	segs := []string{"a", "b", "l", "..", ".", "both", "etc", "deep", "nope"}
+	var targets []string
+	for _, x := range segs {
+		targets = append(targets, x)
+		for _, y := range segs {
+			targets = append(targets, x+"/"+y)
+			for _, z := range []string{"..", "etc", "both"} {
+				targets = append(targets, x+"/"+y+"/"+z)
+			}
+		}
+	}
+	targets = append(targets, "-P l", "-L l/../etc", "-P l/..", "--", "-- a", "-", ws, ws+"/l/../etc", ws+"/a")
+	var cases []string
+	for _, t1 := range targets {
+		cases = append(cases, "cd "+t1)
+	}
+	for _, t1 := range []string{"a", "l", "a/l", "-P l"} {
+		for _, t2 := range []string{"..", "../etc", "../both", "b", "both", "deep"} {
+			cases = append(cases, "cd "+t1+" && cd "+t2, "cd "+t1+" && bash -c 'cd "+t2+" && pwd -P'")
+		}
+	}
+	// One bash runs every case in a subshell from ws, CDPATH unset.
+	var script strings.Builder
+	for _, c := range cases {
+		fmt.Fprintf(&script, "(%s && pwd -P) 2>/dev/null || echo FAILED\n", c)
+	}
+	cmd := exec.Command(bash, "--norc", "--noprofile", "-c", script.String())
+	cmd.Dir = ws
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "PWD=" + ws}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bash: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) < len(cases) {
+		t.Fatalf("bash printed %d lines for %d cases", len(lines), len(cases))
+	}
+	checked := 0
+	// Nested bash -c prints its own pwd and then the outer's: read the
+	// lines in order.
+	li := 0
+	for _, c := range cases {
+		got := lines[li]
+		li++
+		nested := strings.Contains(c, "bash -c")
+		if nested && got != "FAILED" {
+			li++ // the outer pwd -P after the nested one
+		}
+		src := c + " && cat x"
+		if nested {
+			src = strings.Replace(c, "pwd -P", "cat x", 1)
+		}
+		a := Analyze(src, k)
+		if a.Err != nil {
+			t.Fatalf("Analyze(%q): %v", src, a.Err)
+		}
+		if got == "FAILED" || slices.ContainsFunc(a.Unproven, func(u Unproven) bool { return u.Why == whyDirUnknown }) {
+			continue
+		}
+		var dirs []string
+		for _, p := range a.Programs {
+			if p.Name != "cat" {
+				continue
+			}
+			for _, pa := range p.Paths {
+				dirs = append(dirs, path.Dir(pa.Word.Value))
+			}
+		}
+		if len(dirs) != 1 {
+			t.Errorf("%q: cat x is read in %d directories: %v", c, len(dirs), dirs)
+			continue
+		}
+		want := dirs[0]
+		if !filepath.IsAbs(want) {
+			want = filepath.Join(ws, want)
+		}
+		real, err := filepath.EvalSymlinks(want)
+		if err != nil || real != got {
+			t.Errorf("%q: narrowd places the shell in %s (%s), bash in %s", c, want, real, got)
+		}
+		checked++
+	}
+	t.Logf("%d cd sequences, %d with a known directory checked against bash", len(cases), checked)
+	if checked < 40 {
+		t.Errorf("only %d cases checked", checked)
 	}
 }

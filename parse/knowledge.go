@@ -57,6 +57,10 @@ type Knowledge struct {
 	// systemDirs are directories whose programs are the commands the table
 	// names (/usr/bin/ls is ls; ./ls is not).
 	systemDirs []string
+	// cwdFree are the commands that never read the working directory
+	// unless a path operand names it: the only ones that stay provable
+	// where the directory is unknown.
+	cwdFree []string
 }
 
 // Classification is what the table says about one argv.
@@ -93,6 +97,7 @@ type tableFile struct {
 	ExportedLowercase []string `toml:"exported_lowercase"`
 	SafeGitConfig     []string `toml:"safe_git_config"`
 	SystemDirs        []string `toml:"system_dirs"`
+	CwdFree           []string `toml:"cwd_free"`
 	// FlagGroups are shared flag lists (git's diff and revision options)
 	// that commands in the same file include by name.
 	FlagGroups map[string][]flagName `toml:"flag_groups"`
@@ -166,6 +171,11 @@ func (k *Knowledge) Prints(argv0 string) bool {
 	return s != nil && s.Prints
 }
 
+// CwdFree reports that the command name (a table name, or a
+// declaration builtin) reads nothing of the working directory by itself:
+// what it reads is named by its path operands.
+func (k *Knowledge) CwdFree(name string) bool { return slices.Contains(k.cwdFree, name) }
+
 // Commands lists the command names (and aliases) the table knows, sorted.
 func (k *Knowledge) Commands() []string {
 	out := make([]string, 0, len(k.cmds))
@@ -215,6 +225,7 @@ func (k *Knowledge) merge(file string, data []byte, tf tableFile) error {
 	k.exportedLowercase = append(k.exportedLowercase, tf.ExportedLowercase...)
 	k.safeGitConfig = append(k.safeGitConfig, tf.SafeGitConfig...)
 	k.systemDirs = append(k.systemDirs, tf.SystemDirs...)
+	k.cwdFree = append(k.cwdFree, tf.CwdFree...)
 	names := make([]string, 0, len(tf.Cmd))
 	for n := range tf.Cmd {
 		names = append(names, n)
