@@ -205,7 +205,18 @@ func (r *run) spec(s *spec, args []Word) {
 			cwd = optAccess{}
 		}
 	}
+	follows, noFollow := s.Follows, false
+	for _, h := range p.hits {
+		if e := h.def.eff; e != nil && !h.negated {
+			follows = follows || e.Follows
+			noFollow = noFollow || e.NoFollow
+		}
+	}
+	before := len(r.paths)
 	r.operands(s, p, recursive, retarget)
+	if follows && !noFollow && recursive {
+		r.followLinks(before)
+	}
 	if s.ReadsEnv && len(p.rest) == 0 {
 		r.readsEnv()
 	}
@@ -391,6 +402,26 @@ func (r *run) applyHit(s *spec, h hit) {
 		if at >= 0 && (eq < 0 || at < eq) && v.Value[at+1:] != "-" {
 			r.flagPath(Word{Value: v.Value[at+1:], Literal: true, Pos: v.Pos}, Read)
 		}
+	}
+}
+
+// followLinks marks the recursive paths from index from on as followed
+// through symbolic links. With none, the tool walks the working
+// directory (grep -R x, rg -L x, du -L).
+func (r *run) followLinks(from int) {
+	found := false
+	for i := from; i < len(r.paths); i++ {
+		if r.paths[i].Recursive {
+			r.paths[i].Follows = true
+			found = true
+		}
+	}
+	if !found {
+		dir := Word{Value: ".", Literal: true, Pos: r.prog.Pos}
+		if r.dir != nil {
+			dir = *r.dir
+		}
+		r.paths = append(r.paths, PathArg{Word: dir, Access: Read, Recursive: true, Follows: true})
 	}
 }
 

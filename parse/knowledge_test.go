@@ -1170,3 +1170,69 @@ func TestClassifyAdversarial(t *testing.T) {
 		{name: "kubectl-kubeconfig", cmd: "kubectl --kubeconfig /tmp/k get pods", known: true, paths: "read /tmp/k"},
 	})
 }
+
+// TestFollowsLinks pins which recursive reads follow symbolic links
+// inside the tree, by the real tools' documentation and, for grep, du,
+// ls, cp, tar, zip and diff, by the oracle in proofs (walk_test.go): each
+// such path is Follows, and one with no operand walks the working
+// directory.
+func TestFollowsLinks(t *testing.T) {
+	t.Parallel()
+	k, err := DefaultKnowledge()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		cmd     string
+		follows []string // the paths marked Follows
+	}{
+		{"grep -r x src", nil},
+		{"grep -R x src", []string{"src"}},
+		{"grep -R x", []string{"."}},
+		{"grep --dereference-recursive x a b", []string{"a", "b"}},
+		{"rg x src", nil},
+		{"rg -L x src", []string{"src"}},
+		{"rg --follow x", []string{"."}},
+		{"du -sh .", nil},
+		{"du -L", []string{"."}},
+		{"ls -R", nil},
+		{"ls -L src", nil},
+		{"ls -RL src", []string{"src"}},
+		{"tree src", nil},
+		{"tree -l src", []string{"src"}},
+		{"cp -r a b", nil},
+		{"cp -rL a b", []string{"a", "b"}},
+		{"zip -r out.zip src", []string{"out.zip", "src"}},
+		{"zip -ry out.zip src", nil},
+		{"diff -r a b", []string{"a", "b"}},
+		{"diff -r --no-dereference a b", nil},
+		{"diff a b", nil},
+		{"tar -czf out.tgz src", nil},
+		{"tar -chzf out.tgz src", []string{"src"}},
+		{"chmod -R -L u+w src", []string{"src"}},
+		{"fd -L x", []string{"."}},
+		{"ag -f x src", []string{"src"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.cmd, func(t *testing.T) {
+			t.Parallel()
+			var argv []Word
+			for _, f := range strings.Fields(tc.cmd) {
+				argv = append(argv, Word{Value: f, Literal: true})
+			}
+			c := k.Classify(argv)
+			if !c.Program.Known {
+				t.Fatalf("%q unknown: %s", tc.cmd, c.Program.Why)
+			}
+			var got []string
+			for _, pa := range c.Program.Paths {
+				if pa.Follows {
+					got = append(got, pa.Word.Value)
+				}
+			}
+			if !slices.Equal(got, tc.follows) {
+				t.Errorf("%q follows links under %q, want %q", tc.cmd, got, tc.follows)
+			}
+		})
+	}
+}

@@ -34,6 +34,9 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 				proven = false
 			}
 		}
+		if p.Known && !followedTrees(&c, p, cwd, ps) {
+			proven = false
+		}
 		switch {
 		case !p.Known:
 			c.add("unknown-command", rules.Proven, argvText(p), "not in the command knowledge table: "+p.Why, effectNone)

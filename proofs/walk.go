@@ -1,0 +1,193 @@
+package proofs
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/narrowd/narrowd/parse"
+	"github.com/narrowd/narrowd/rules"
+)
+
+// A recursive read that follows symbolic links (grep -R, rg -L, du -L,
+// zip -r, diff -r) reaches whatever the links in its tree point to, and
+// that is known only by looking. narrowd walks the tree itself, within
+// a budget: a link found leaving the workspace is point-in-time evidence
+// and raises; a tree it could not walk completely (no disk, too many
+// entries, too deep, unreadable) keeps the call at its ceiling, since
+// not having looked proves nothing.
+
+// Walk budgets: a tree larger than this is not walked.
+const (
+	walkMaxEntries = 20000
+	walkMaxDepth   = 64
+)
+
+// DirReader is the part of a [Disk] that lists directories, needed to
+// walk a tree. [OSDisk] has it; a Disk without it walks nothing.
+type DirReader interface {
+	ReadDir(name string) ([]fs.DirEntry, error)
+}
+
+// ReadDir calls os.ReadDir.
+func (OSDisk) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+
+// walkResult is what walking one tree found.
+type walkResult struct {
+	// walked reports that the whole tree was seen within the budget.
+	walked bool
+	// why says why it was not walked, or which link leaves the
+	// workspace (escape).
+	why    string
+	escape bool
+	// entries counts what was seen.
+	entries int
+}
+
+// WalkFollowing walks the tree under w, an inside path, as a reader that
+// follows every symbolic link does: into each directory a link names,
+// wherever it is. It reports the first link whose target leaves the
+// workspace, or that the tree was not walked.
+func (ps Paths) walkFollowing(w Where) walkResult {
+	dr, ok := ps.Disk.(DirReader)
+	if ps.Disk == nil || !ok {
+		return walkResult{why: "narrowd reads no disk here"}
+	}
+	if !w.Inside {
+		return walkResult{why: "not inside the workspace"}
+	}
+	start, why := ps.resolveLinks(w.Abs)
+	if why != "" {
+		return walkResult{walked: true, escape: true, why: why}
+	}
+	type dir struct {
+		path  string
+		depth int
+	}
+	res := walkResult{}
+	visited := map[string]bool{}
+	queue := []dir{{start, 0}}
+	fi, err := ps.Disk.Lstat(start)
+	if err != nil || !fi.IsDir() {
+		// A file or nothing: the path proofs already checked it.
+		return walkResult{walked: true}
+	}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		if visited[d.path] {
+			continue
+		}
+		visited[d.path] = true
+		if d.depth > walkMaxDepth {
+			res.why = fmt.Sprintf("the tree is deeper than %d directories", walkMaxDepth)
+			return res
+		}
+		entries, err := dr.ReadDir(d.path)
+		if err != nil {
+			res.why = "cannot list " + d.path + ": " + err.Error()
+			return res
+		}
+		for _, e := range entries {
+			res.entries++
+			if res.entries > walkMaxEntries {
+				res.why = fmt.Sprintf("the tree has more than %d entries", walkMaxEntries)
+				return res
+			}
+			name := filepath.Join(d.path, e.Name())
+			switch {
+			case e.Type()&fs.ModeSymlink != 0:
+				target, why := ps.resolveLinks(name)
+				if why != "" {
+					return walkResult{walked: true, escape: true, why: why, entries: res.entries}
+				}
+				if fi, err := ps.Disk.Lstat(target); err == nil && fi.IsDir() {
+					queue = append(queue, dir{target, d.depth + 1})
+				}
+			case e.IsDir():
+				queue = append(queue, dir{name, d.depth + 1})
+			}
+		}
+	}
+	res.walked = true
+	return res
+}
+
+// resolveLinks follows every symbolic link on the way to abs, component
+// by component, and returns where it ends, or why it leaves the
+// workspace. A missing component ends the walk where it is: nothing
+// there can be read.
+func (ps Paths) resolveLinks(abs string) (string, string) {
+	for hops := 0; hops <= 40; hops++ {
+		w := ps.Resolve("/", abs)
+		if !w.Inside {
+			return "", fmt.Sprintf("a symlink leads to %s, outside the workspace", abs)
+		}
+		rel, err := filepath.Rel(w.Root, w.Abs)
+		if err != nil {
+			return "", "cannot place " + abs
+		}
+		cur := w.Root
+		next := ""
+		if rel != "." {
+			parts := strings.Split(rel, "/")
+			for i, part := range parts {
+				cur = filepath.Join(cur, part)
+				fi, err := ps.Disk.Lstat(cur)
+				if err != nil {
+					return w.Abs, ""
+				}
+				if fi.Mode()&fs.ModeSymlink == 0 {
+					continue
+				}
+				target, err := ps.Disk.Readlink(cur)
+				if err != nil {
+					return "", fmt.Sprintf("symlink %s cannot be read", cur)
+				}
+				if !filepath.IsAbs(target) {
+					target = filepath.Join(filepath.Dir(cur), target)
+				}
+				next = filepath.Join(append([]string{filepath.Clean(target)}, parts[i+1:]...)...)
+				break
+			}
+		}
+		if next == "" {
+			return w.Abs, ""
+		}
+		if !ps.Resolve("/", next).Inside {
+			return "", fmt.Sprintf("symlink %s points outside the workspace", cur)
+		}
+		abs = next
+	}
+	return "", "too many symlinks under " + abs
+}
+
+// followedTrees walks each inside tree that p reads through its
+// symbolic links. It reports false when one could not be walked, and
+// raises on a link that leaves the workspace. Trees outside are left to
+// the path proofs, which keep their scope at the ceiling.
+func followedTrees(c *claims, p parse.Program, cwd string, ps Paths) bool {
+	ok := true
+	for _, pa := range p.Paths {
+		if !pa.Recursive || !pa.Follows || !pa.Word.Literal {
+			continue
+		}
+		w := ps.Resolve(cwd, pa.Word.Value)
+		if !w.Inside {
+			continue
+		}
+		r := ps.walkFollowing(w)
+		switch {
+		case r.escape:
+			c.add("link-escape", rules.PointInTime, pa.Word.Value, r.why+"; "+p.Name+" follows it", raise(rules.Scope))
+		case !r.walked:
+			c.add("unproven", rules.Proven, "symbolic links not walked", fmt.Sprintf("%s follows symbolic links under %s and narrowd did not walk the tree: %s", p.Name, w.Abs, r.why), effectNone)
+			ok = false
+		default:
+			c.add("links-walked", rules.PointInTime, pa.Word.Value, fmt.Sprintf("walked %d entries under %s: no symbolic link leaves the workspace", r.entries, w.Abs), effectNone)
+		}
+	}
+	return ok
+}
