@@ -306,10 +306,7 @@ const EnvironPath = "/proc/self/environ"
 // setsAllExport reports set -a or set -o allexport (also after builtin
 // or command): every later assignment is exported.
 func setsAllExport(argv []Word) bool {
-	i := 0
-	for i < len(argv) && argv[i].Literal && (argv[i].Value == "builtin" || argv[i].Value == "command") {
-		i++
-	}
+	i := builtinStart(argv)
 	if i >= len(argv) || !argv[i].Literal || argv[i].Value != "set" {
 		return false
 	}
@@ -515,10 +512,7 @@ func offsetOf(text string, p Pos) (int, bool) {
 // environment allowlist does not allow it. It errs towards finding one:
 // any argument that is a variable name counts, exported under set -a.
 func (z *analyzer) assignsUnsafeVar(argv []Word) string {
-	i := 0
-	for i < len(argv) && argv[i].Literal && (argv[i].Value == "builtin" || argv[i].Value == "command") {
-		i++
-	}
+	i := builtinStart(argv)
 	if i >= len(argv) || !argv[i].Literal {
 		return ""
 	}
@@ -554,10 +548,7 @@ func (z *analyzer) assignsUnsafeVar(argv []Word) string {
 // printf -v, test -v, mapfile, getopts, wait -p), and any argument of let
 // that is not a number. Such a subscript runs the code in it.
 func evaluatesSubscript(argv []Word) (Word, bool) {
-	i := 0
-	for i < len(argv) && argv[i].Literal && (argv[i].Value == "builtin" || argv[i].Value == "command") {
-		i++
-	}
+	i := builtinStart(argv)
 	if i >= len(argv) || !argv[i].Literal {
 		return Word{}, false
 	}

@@ -169,6 +169,7 @@ var analyzeTests = []struct {
 	{name: "cd-pushd", src: "pushd a && ls", programs: []string{"pushd read:a", "ls"}, unproven: []string{"unknown working directory"}},
 	{name: "cd-popd", src: "popd; ls", programs: []string{"popd", "ls"}, unproven: []string{"unknown working directory"}},
 	{name: "cd-home-ls", src: "cd; ls", programs: []string{"cd", "ls"}, unproven: []string{"unknown working directory"}},
+	{name: "cd-command-p", src: "command -p cd a && cat f", programs: []string{"command", "cat read:a/f"}},
 	{name: "cd-home-absolute-cat", src: "cd; cat /etc/hosts", programs: []string{"cd", "cat read:/etc/hosts"}},
 	{name: "cd-home-absolute-ls", src: "cd; ls /etc", programs: []string{"cd", "ls read:/etc"}, unproven: []string{"unknown working directory"}},
 	{name: "cd-or", src: "cd a || cat f", programs: []string{"cd read:a", "cat read:f read:a/f"}},

@@ -100,10 +100,7 @@ func unionDirs(states ...dirState) dirState {
 // PATH it is the person's own, and a text that sets it keeps the
 // ceiling (it is not on safe_env), so cd sub is taken to reach ./sub.
 func cdTarget(argv []Word) (target string, isCd, known bool) {
-	i := 0
-	for i < len(argv) && argv[i].Literal && (argv[i].Value == "builtin" || argv[i].Value == "command") {
-		i++
-	}
+	i := builtinStart(argv)
 	if i >= len(argv) || !argv[i].Literal {
 		return "", false, false
 	}
@@ -135,6 +132,30 @@ func cdTarget(argv []Word) (target string, isCd, known bool) {
 		return "", true, false
 	}
 	return ops[0], true, true
+}
+
+// builtinStart is the index of the word that names the builtin bash runs
+// for argv: past builtin, and command with -p or -- (command -p cd x is
+// cd x; command -v cd only prints).
+func builtinStart(argv []Word) int {
+	i := 0
+	for i < len(argv) && argv[i].Literal {
+		switch argv[i].Value {
+		case "builtin":
+			i++
+			if i < len(argv) && argv[i].Literal && argv[i].Value == "--" {
+				i++
+			}
+		case "command":
+			i++
+			for i < len(argv) && argv[i].Literal && (argv[i].Value == "-p" || argv[i].Value == "--") {
+				i++
+			}
+		default:
+			return i
+		}
+	}
+	return i
 }
 
 // changesDir reports whether a statement contains a command that changes

@@ -203,7 +203,7 @@ opts:
 var shellOptions = [...]string{
 	"errexit", "nounset", "pipefail", "xtrace", "verbose", "noglob",
 	"noclobber", "posix", "noexec", "errtrace", "functrace",
-	"nullglob", "failglob", "dotglob", "globstar", "nocaseglob", "lastpipe",
+	"nullglob", "failglob", "dotglob", "globstar", "nocaseglob",
 	"inherit_errexit", "extglob",
 }
 
@@ -990,6 +990,8 @@ func (r *run) ps(p parsed) {
 const setLetters = "euxvfCETabmnhP"
 
 // setOptions are the set -o and shopt names allowed, for the same reason.
+// lastpipe is not: it runs a pipeline's last command in this shell, so a
+// cd there (true | cd dir) moves every later command.
 // dotglob, globstar and nocaseglob are not: narrowd proves pathname
 // patterns under bash's default matching (a leading dot is matched only
 // explicitly, ** is *, case matters), and they would change what a
@@ -997,7 +999,7 @@ const setLetters = "euxvfCETabmnhP"
 var setOptions = [...]string{
 	"errexit", "nounset", "pipefail", "xtrace", "verbose", "noglob", "noclobber",
 	"errtrace", "functrace", "allexport", "noexec", "notify", "monitor", "hashall",
-	"physical", "nullglob", "failglob", "nocasematch", "lastpipe", "inherit_errexit",
+	"physical", "nullglob", "failglob", "nocasematch", "inherit_errexit",
 }
 
 // set checks set and shopt words (see setLetters and setOptions).
