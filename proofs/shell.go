@@ -25,6 +25,7 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 		c.add("unproven", rules.Proven, u.Why, fmt.Sprintf("at %s: %s is only known at run time", u.Pos, u.Why), effectNone)
 	}
 	proven := len(a.Unproven) == 0
+	walkBudget := walkMaxEntries
 	for _, p := range a.Programs {
 		for _, pa := range p.Paths {
 			if v := pa.Word.Value; strings.HasPrefix(v, "/dev/tcp/") || strings.HasPrefix(v, "/dev/udp/") {
@@ -34,7 +35,7 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 				proven = false
 			}
 		}
-		if p.Known && !followedTrees(&c, p, cwd, ps) {
+		if p.Known && !followedTrees(&c, p, cwd, ps, &walkBudget) {
 			proven = false
 		}
 		switch {

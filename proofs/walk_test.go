@@ -4,11 +4,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/narrowd/narrowd/daemon"
 	"github.com/narrowd/narrowd/parse"
+	"github.com/narrowd/narrowd/proofs"
 	"github.com/narrowd/narrowd/rules"
 )
 
@@ -101,6 +103,31 @@ func TestFollowingReadsWalk(t *testing.T) {
 			}
 		}
 	}
+	// A tree over the walk budget is not walked: the ceiling stays,
+	// and for the budget the trees of one call count together.
+	big, _ := linkWorkspace(t, false)
+	for d := range 60 {
+		dir := filepath.Join(big, "big", strconv.Itoa(d))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f := range 100 {
+			if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(f)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for cmd, want := range map[string]bool{
+		"grep -R hello big":       true, // 6060 entries
+		"grep -R hello big big":   false,
+		"grep -r hello big big":   true,
+		"grep -R hello src other": true,
+	} {
+		v := eng.Judge(wsCall(big, cmd), rules.Session{})
+		if got := v.Decision.Outcome == rules.Allow; got != want {
+			t.Errorf("%q over a large tree: allowed = %v, want %v (%s)", cmd, got, want, v.Decision.Rule)
+		}
+	}
 	// Without a disk nothing is walked: the ceiling stays.
 	noDisk := corpusEngine(t)
 	ws, _ := linkWorkspace(t, false)
@@ -183,6 +210,43 @@ func TestFollowsOracle(t *testing.T) {
 			// Safe, and possibly an older tool (coreutils 9.1's
 			// chmod has no -L).
 			t.Logf("%q: marked as following links, but the tool here did not reach the file behind the link: %s", cmd, strings.TrimSpace(string(output)))
+		}
+	}
+}
+
+// BenchmarkShellFollowingWalk measures the evidence for grep -R over a
+// tree of 100 directories of 50 files each with links between them: the
+// walk narrowd does before a link-following read may narrow.
+func BenchmarkShellFollowingWalk(b *testing.B) {
+	ws, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for d := range 100 {
+		dir := filepath.Join(ws, "d"+strconv.Itoa(d))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := range 50 {
+			if err := os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(f)), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := os.Symlink("../d0", filepath.Join(dir, "link")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	k, err := parse.DefaultKnowledge()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ps := proofs.NewPaths([]string{ws}, nil, proofs.OSDisk{})
+	a := parse.Analyze("grep -R x .", k)
+	b.ReportAllocs()
+	for b.Loop() {
+		ev := proofs.Shell(a, ws, ps)
+		if len(ev) == 0 {
+			b.Fatal("no evidence")
 		}
 	}
 }
