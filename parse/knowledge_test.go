@@ -1236,3 +1236,33 @@ func TestFollowsLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestSafeEnvEntries: a safe_env entry that is not a variable name, a
+// prefix with an exact value, or an unknown value class is refused with
+// its line.
+func TestSafeEnvEntries(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		entry string
+		ok    bool
+	}{
+		{"LANG", true},
+		{"LC_*", true},
+		{"LC_*=<word>", true},
+		{"PAGER=cat", true},
+		{"PAGER=", true},
+		{"A-B", false},
+		{"=x", false},
+		{"LC_*=C", false},
+		{"LANG=<locale>", false},
+		{"1X", false},
+	} {
+		_, err := LoadKnowledge([]byte("# comment\nsafe_env = [\"" + tc.entry + "\"]\n"))
+		if (err == nil) != tc.ok {
+			t.Errorf("safe_env %q: error %v, want ok %v", tc.entry, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "knowledge:2:") {
+			t.Errorf("safe_env %q: error %q does not name line 2", tc.entry, err)
+		}
+	}
+}
