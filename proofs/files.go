@@ -52,6 +52,7 @@ func onePath(c *claims, input map[string]any, field, cwd string, ps Paths, _ rul
 	c.add("path-inside", rules.Proven, name, fmt.Sprintf("%s stays under workspace %s", w.Abs, w.Root), bound(rules.Scope, 0))
 	c.add("one-target", rules.Proven, name, "the call "+what+" named by a proven path; the unconstrained argument no longer reaches the account (§4.3)", factIs(rules.OpenWorld, false))
 	pathRaises(c, ps, w, name)
+	rawRaises(c, ps, cwd, name)
 }
 
 // searchRoot narrows a glob, grep or listing to bulk when its root is
@@ -112,6 +113,7 @@ func allInside(c *claims, ps Paths, cwd string, paths []string, what string) boo
 		}
 		c.add("path-inside", rules.Proven, p, fmt.Sprintf("%s%s stays under workspace %s", what, w.Abs, w.Root), effectNone)
 		pathRaises(c, ps, w, p)
+		rawRaises(c, ps, cwd, p)
 	}
 	return true
 }

@@ -167,6 +167,7 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 		recursive = recursive || pa.Recursive || pa.Word.Glob
 		c.add("path-inside", rules.Proven, name, w.Abs+" stays under workspace "+w.Root, effectNone)
 		pathRaises(c, ps, w, name)
+		rawRaises(c, ps, cwd, name)
 		if pa.Word.Glob {
 			globRaises(c, ps, w, name)
 		}

@@ -194,3 +194,92 @@ func followedTrees(c *claims, p parse.Program, cwd string, ps Paths, budget *int
 	}
 	return ok
 }
+
+// dotDotAfterName reports a path in which ".." follows a name: the
+// kernel climbs from wherever a symlink before it points (l/../x with l
+// a link is beside the link's target), not from the name's directory as
+// lexical cleaning does.
+func dotDotAfterName(p string) bool {
+	name := false
+	for seg := range strings.SplitSeq(p, "/") {
+		switch seg {
+		case "", ".":
+		case "..":
+			if name {
+				return true
+			}
+		default:
+			name = true
+		}
+	}
+	return false
+}
+
+// physicalPath resolves abs, an absolute path as written (not cleaned),
+// the way the kernel does: component by component, a symlink replaced
+// by its target and ".." taken from where the walk really is. ok is
+// false when a component does not exist or the links are too many: then
+// nothing there can be opened through this path (a new file's
+// directory must exist).
+func (ps Paths) physicalPath(abs string, hops *int) (string, bool) {
+	cur := "/"
+	segs := strings.Split(abs, "/")
+	for i, seg := range segs {
+		switch seg {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, seg)
+		fi, err := ps.Disk.Lstat(next)
+		if err != nil {
+			// A missing last component is a file to be created in
+			// cur; a missing directory fails the open.
+			return next, i == len(segs)-1
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if *hops++; *hops > 40 {
+			return "", false
+		}
+		target, err := ps.Disk.Readlink(next)
+		if err != nil {
+			return "", false
+		}
+		if !filepath.IsAbs(target) {
+			target = cur + "/" + target
+		}
+		resolved, ok := ps.physicalPath(target, hops)
+		if !ok {
+			return "", false
+		}
+		cur = resolved
+	}
+	return cur, true
+}
+
+// rawRaises checks a path whose ".." follows a name against the disk:
+// lexically it stays inside, but a symlink before the ".." can take it
+// anywhere (cat l/../notes.txt reads beside l's target). Found outside,
+// it raises as point-in-time evidence, like any link that leaves.
+func rawRaises(c *claims, ps Paths, cwd, name string) {
+	if ps.Disk == nil || !dotDotAfterName(name) {
+		return
+	}
+	abs := name
+	if !filepath.IsAbs(abs) {
+		abs = cwd + "/" + name
+	}
+	hops := 0
+	real, ok := ps.physicalPath(abs, &hops)
+	if !ok {
+		return
+	}
+	if w := ps.Resolve("/", real); !w.Inside {
+		c.add("link-escape", rules.PointInTime, name, "a symlink before .. takes the path to "+real+", outside the workspace", raise(rules.Scope))
+	}
+}

@@ -250,3 +250,43 @@ func BenchmarkShellFollowingWalk(b *testing.B) {
 		}
 	}
 }
+
+// TestDotDotAfterLink: lexically l/../notes.txt is in the workspace, but
+// with l a symlink the kernel climbs from l's target; seen on disk, that
+// raises, for shell paths and file tools alike.
+func TestDotDotAfterLink(t *testing.T) {
+	ws, out := linkWorkspace(t, false)
+	if err := os.MkdirAll(out+"/in", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out+"/notes.txt", []byte("private\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out+"/in", ws+"/l"); err != nil {
+		t.Fatal(err)
+	}
+	eng := diskEngine(t)
+	for cmd, want := range map[string]bool{
+		"cat l/../notes.txt":       false,
+		"cat src/../other/b.txt":   true,
+		"cat src/in/../src/a.txt":  true, // in -> ../other: ../src is ws/src
+		"echo x > l/../new.txt":    false,
+		"cat ./nope/../src/a.txt":  true, // nope is missing: the open fails
+		"grep -rn x l/.. other/..": false,
+	} {
+		v := eng.Judge(wsCall(ws, cmd), rules.Session{})
+		if got := v.Decision.Outcome == rules.Allow; got != want {
+			t.Errorf("%q: allowed = %v, want %v (%s by %s)", cmd, got, want, v.Decision.Outcome, v.Decision.Rule)
+		}
+	}
+	for file, want := range map[string]bool{ws + "/l/../notes.txt": false, ws + "/src/../src/a.txt": true} {
+		call := rules.Call{
+			Agent: "claude", Event: "PreToolUse", Phase: rules.PreTool, Tool: "Read",
+			Cwd: ws, Workspaces: []string{ws}, Input: map[string]any{"file_path": file},
+		}
+		v := eng.Judge(call, rules.Session{})
+		if got := v.Decision.Outcome == rules.Allow; got != want {
+			t.Errorf("Read %q: allowed = %v, want %v (%s by %s)", file, got, want, v.Decision.Outcome, v.Decision.Rule)
+		}
+	}
+}
