@@ -38,7 +38,7 @@ const (
 //     ceiling where that directory is unknown;
 //   - judges declaration builtins (export, declare, local, readonly,
 //     typeset) and every assignment by the environment allowlist
-//     ([Knowledge.ShellVarAllowed]); a declaration that prints variables
+//     ([Knowledge.shellVarAllowed]); a declaration that prints variables
 //     or functions reads the environment;
 //   - keeps the ceiling for calls of functions the text defines, dynamic
 //     words, and wrappers nested deeper than 16.
@@ -214,7 +214,7 @@ func shellProgram(name string, argv []Word, pos Pos, fr frame, net Net) Program 
 // allowlist does not allow.
 func (z *analyzer) judgeAssign(as Assign, exported bool) {
 	v := as.Value
-	if !z.k.ShellVarAllowed(as.Name, &v, exported) {
+	if !z.k.shellVarAllowed(as.Name, &v, exported) {
 		z.unproven(as.Pos, envStart+as.Name+envEnd)
 	}
 }
@@ -289,7 +289,7 @@ func (z *analyzer) decl(c *Command, fr frame, paths []PathArg, net Net) {
 		for _, w := range names {
 			// export NAME, declare +x NAME, local NAME: the value is
 			// not given, the name still changes what programs see.
-			if !isAssignment(w.Value+"=") || !z.k.ShellVarAllowed(w.Value, nil, exported || unexport) {
+			if !isAssignment(w.Value+"=") || !z.k.shellVarAllowed(w.Value, nil, exported || unexport) {
 				z.unproven(w.Pos, envStart+w.Value+envEnd)
 			}
 		}
@@ -329,7 +329,7 @@ func (z *analyzer) add(p Program, fr frame) {
 		// Where the shell is is unknown: a relative path, and any
 		// program that may read the directory without naming it (ls,
 		// grep -r, rg, find, git), could reach anything.
-		if !p.Known || p.RunsCode || !z.k.CwdFree(p.Name) || slices.ContainsFunc(p.Paths, func(pa PathArg) bool {
+		if !p.Known || p.RunsCode || !z.k.cwdFreeCommand(p.Name) || slices.ContainsFunc(p.Paths, func(pa PathArg) bool {
 			return !pa.Word.Literal || !path.IsAbs(pa.Word.Value)
 		}) {
 			z.unproven(p.Pos, whyDirUnknown)
@@ -536,7 +536,7 @@ func (z *analyzer) assignsUnsafeVar(argv []Word) string {
 			v = v[2:] // -aNAME
 		}
 		// The value comes from input or the format: unknown.
-		if w.Literal && isAssignment(v+"=") && !z.k.ShellVarAllowed(v, &Word{Why: cmd}, z.allExport) {
+		if w.Literal && isAssignment(v+"=") && !z.k.shellVarAllowed(v, &Word{Why: cmd}, z.allExport) {
 			return v
 		}
 	}

@@ -367,8 +367,8 @@ func TestEnvAllowlist(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := k.ShellVarAllowed(tc.env, tc.value, tc.exported); got != tc.want {
-				t.Errorf("ShellVarAllowed(%q, %v, exported %v) = %v, want %v", tc.env, tc.value, tc.exported, got, tc.want)
+			if got := k.shellVarAllowed(tc.env, tc.value, tc.exported); got != tc.want {
+				t.Errorf("shellVarAllowed(%q, %v, exported %v) = %v, want %v", tc.env, tc.value, tc.exported, got, tc.want)
 			}
 		})
 	}

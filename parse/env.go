@@ -87,12 +87,12 @@ func plainEnvWord(v string) bool {
 	return true
 }
 
-// EnvAllowed reports whether a call may export the variable name with
+// envAllowed reports whether a call may export the variable name with
 // the value v to the programs it runs, or remove or re-export it when v
 // is nil (export NAME, unset NAME, env -u NAME: the value is the one the
 // agent's environment, or an assignment judged before, gave it). A value
 // only known at run time is never allowed.
-func (k *Knowledge) EnvAllowed(name string, v *Word) bool {
+func (k *Knowledge) envAllowed(name string, v *Word) bool {
 	for _, r := range k.safeEnv {
 		if !r.matchesName(name) {
 			continue
@@ -138,13 +138,13 @@ func (k *Knowledge) privateShellVar(name string) bool {
 	return true
 }
 
-// ShellVarAllowed reports whether a call may give the variable name the
+// shellVarAllowed reports whether a call may give the variable name the
 // value v (nil: unset it, or declare it without a value) when exported
 // is false: a private lower-case name takes any value, any other name is
 // judged as if exported, since the agent's environment may hold it.
-func (k *Knowledge) ShellVarAllowed(name string, v *Word, exported bool) bool {
+func (k *Knowledge) shellVarAllowed(name string, v *Word, exported bool) bool {
 	if !exported && k.privateShellVar(name) {
 		return true
 	}
-	return k.EnvAllowed(name, v)
+	return k.envAllowed(name, v)
 }

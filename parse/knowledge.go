@@ -171,10 +171,10 @@ func (k *Knowledge) Prints(argv0 string) bool {
 	return s != nil && s.Prints
 }
 
-// CwdFree reports that the command name (a table name, or a
+// cwdFreeCommand reports that the command name (a table name, or a
 // declaration builtin) reads nothing of the working directory by itself:
 // what it reads is named by its path operands.
-func (k *Knowledge) CwdFree(name string) bool { return slices.Contains(k.cwdFree, name) }
+func (k *Knowledge) cwdFreeCommand(name string) bool { return slices.Contains(k.cwdFree, name) }
 
 // Commands lists the command names (and aliases) the table knows, sorted.
 func (k *Knowledge) Commands() []string {

@@ -381,7 +381,7 @@ func (r *run) applyHit(s *spec, h hit) {
 	case "env-name":
 		// env -u NAME removes a variable: the same allowlist as
 		// setting it.
-		if !r.k.EnvAllowed(v.Value, nil) {
+		if !r.k.envAllowed(v.Value, nil) {
 			r.fail(r.prog.Name + " " + h.name + " " + v.Value + " removes a variable not on safe_env")
 		}
 	case "awk-include":
@@ -679,7 +679,7 @@ func (r *run) parse(s *spec, args []Word) parsed {
 			if at >= 0 && len(p.ops) == at {
 				if s.EnvAssign && isAssignment(a) {
 					name, value, _ := strings.Cut(a, "=")
-					if !r.k.EnvAllowed(name, &Word{Value: value, Literal: true}) {
+					if !r.k.envAllowed(name, &Word{Value: value, Literal: true}) {
 						r.fail(s.name + " sets " + name)
 						return p
 					}

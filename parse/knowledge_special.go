@@ -922,7 +922,7 @@ func (r *run) builtin(p parsed) {
 		if name != "unset" {
 			v = &Word{Why: name}
 		}
-		if !r.k.ShellVarAllowed(w.Value, v, false) {
+		if !r.k.shellVarAllowed(w.Value, v, false) {
 			r.fail(name + " assigns " + w.Value)
 			return
 		}
@@ -1062,7 +1062,7 @@ func (r *run) export(p parsed) {
 		if hasValue {
 			v = &Word{Value: value, Literal: true}
 		}
-		if !isAssignment(name+"=") || !r.k.EnvAllowed(name, v) {
+		if !isAssignment(name+"=") || !r.k.envAllowed(name, v) {
 			r.fail("export " + name + " changes what later programs run")
 			return
 		}
