@@ -38,7 +38,7 @@ const (
 //     ceiling where that directory is unknown;
 //   - judges declaration builtins (export, declare, local, readonly,
 //     typeset) and every assignment by the environment allowlist
-//     ([Knowledge.shellVarAllowed]); a declaration that prints variables
+//     (safe_env, see env.go); a declaration that prints variables
 //     or functions reads the environment;
 //   - keeps the ceiling for calls of functions the text defines, dynamic
 //     words, and wrappers nested deeper than 16.
