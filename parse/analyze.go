@@ -34,8 +34,10 @@ const (
 //     delete without pure deletion); a redirect of a compound command or
 //     with no command is a program named "redirect";
 //   - places relative paths in each directory an earlier cd may have
-//     left the shell in (cd sub && rm x gives sub/x), and keeps the
-//     ceiling where that directory is unknown;
+//     left the shell in (cd sub && rm x gives sub/x); where that
+//     directory is unknown (cd, cd -, cd -P x, cd "$d", pushd, popd, a
+//     non-lexical ..), keeps the ceiling for relative paths and for
+//     every program not on the table's cwd_free list;
 //   - judges declaration builtins (export, declare, local, readonly,
 //     typeset) and every assignment by the environment allowlist
 //     (safe_env, see env.go); a declaration that prints variables
