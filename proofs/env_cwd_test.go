@@ -64,8 +64,10 @@ func TestEnvironmentRules(t *testing.T) {
 		{`readonly -p`, false, "reads-sensitive"},
 		{`set`, false, "reads-sensitive"},
 		{`builtin export -p`, false, "reads-sensitive"},
-		{`compgen -v`, false, ""},
-		{`compgen -e`, false, ""},
+		{`compgen -v`, false, "reads-sensitive"},
+		{`compgen -e`, false, "reads-sensitive"},
+		{`compgen -A export`, false, "reads-sensitive"},
+		{`compgen -W '$(id)' x`, false, ""},
 		{`alias`, false, ""},
 	}
 	for _, tc := range tests {
