@@ -221,13 +221,15 @@ func (z *analyzer) judgeAssign(as Assign, exported bool) {
 	}
 }
 
-// declOptions are the options of each declaration builtin.
-var declOptions = map[string]string{
-	"declare":  "aAfFgilnprtuxI",
-	"typeset":  "aAfFgilnprtuxI",
-	"local":    "aAfFgilnprtuxI",
-	"export":   "fnp",
-	"readonly": "aAfp",
+// declOptions are the option letters of a declaration builtin.
+func declOptions(name string) string {
+	switch name {
+	case "export":
+		return "fnp"
+	case "readonly":
+		return "aAfp"
+	}
+	return "aAfFgilnprtuxI" // declare, typeset, local
 }
 
 // decl judges a declaration builtin itself: its options, the variables
@@ -238,7 +240,7 @@ var declOptions = map[string]string{
 func (z *analyzer) decl(c *Command, fr frame, paths []PathArg, net Net) {
 	name := c.Argv[0].Value
 	p := shellProgram(name, c.Argv, c.Pos, fr, net)
-	opts := declOptions[name]
+	opts := declOptions(name)
 	exported := name == "export" || z.allExport
 	unexport, prints, functions := false, false, false
 	var names []Word
