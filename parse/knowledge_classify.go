@@ -427,7 +427,7 @@ func (r *run) followLinks(from int) {
 
 // readsEnv records that the program shows the process environment.
 func (r *run) readsEnv() {
-	r.paths = append(r.paths, PathArg{Word: Word{Value: "/proc/self/environ", Literal: true, Pos: r.prog.Pos}, Access: Read})
+	r.paths = append(r.paths, PathArg{Word: Word{Value: EnvironPath, Literal: true, Pos: r.prog.Pos}, Access: Read})
 }
 
 // flagPath records a path given as a flag's argument.
