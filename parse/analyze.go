@@ -12,13 +12,13 @@ const maxDepth = 16
 
 // Reasons found while analyzing.
 const (
-	whyDeep          = "nesting too deep"
-	whyFunctionCall  = "function call"
-	whyDynamicName   = "dynamic command name"
-	whyScriptSyntax  = "script does not parse"
-	whyDirUnknown    = "unknown working directory"
-	envRunsCodeStart = "environment variable "
-	envRunsCodeEnd   = " can run code"
+	whyDeep         = "nesting too deep"
+	whyFunctionCall = "function call"
+	whyDynamicName  = "dynamic command name"
+	whyScriptSyntax = "script does not parse"
+	whyDirUnknown   = "unknown working directory"
+	envStart        = "environment variable "
+	envEnd          = " is not on safe_env"
 )
 
 // Analyze finds every program src would run and classifies each with k:
@@ -34,11 +34,14 @@ const (
 //     delete without pure deletion); a redirect of a compound command or
 //     with no command is a program named "redirect";
 //   - places relative paths in each directory an earlier cd may have
-//     left the shell in (cd sub && rm x gives sub/x), and keeps the
-//     ceiling where that directory is unknown;
+//     left the shell in (cd sub && rm x gives sub/x); where that
+//     directory is unknown (cd, cd -, cd -P x, cd "$d", pushd, popd, a
+//     non-lexical ..), keeps the ceiling for relative paths and for
+//     every program not on the table's cwd_free list;
 //   - judges declaration builtins (export, declare, local, readonly,
-//     typeset) and every assignment: a variable that can run code
-//     ([EnvRunsCode]) keeps the ceiling;
+//     typeset) and every assignment by the environment allowlist
+//     (safe_env, see env.go); a declaration that prints variables
+//     or functions reads the environment;
 //   - keeps the ceiling for calls of functions the text defines, dynamic
 //     words, and wrappers nested deeper than 16.
 //
@@ -67,6 +70,9 @@ type analyzer struct {
 	// dirLost is set once eval changed directory: where later commands
 	// run is unknown.
 	dirLost bool
+	// allExport is set once the text may have turned on set -a: every
+	// assignment from then on is exported.
+	allExport bool
 	// seen holds the reasons already listed, to list each once.
 	seen map[Unproven]bool
 	// text is the shell text being analyzed: src, or a nested script.
@@ -105,6 +111,11 @@ func (z *analyzer) script(s *Script, fr frame) {
 	for _, u := range s.Unproven {
 		z.unproven(u.Pos, u.Why)
 	}
+	if !z.allExport && slices.ContainsFunc(s.Commands, func(c Command) bool { return setsAllExport(c.Argv) }) {
+		// Anywhere in the text, before or after: a loop may run the
+		// set -a again before an assignment that precedes it.
+		z.allExport = true
+	}
 	for i := range s.Commands {
 		z.command(&s.Commands[i], fr)
 	}
@@ -112,9 +123,12 @@ func (z *analyzer) script(s *Script, fr frame) {
 
 func (z *analyzer) command(c *Command, fr frame) {
 	fr.dir = composeDirs(fr.dir, dirState{dirs: c.Dirs, unknown: c.DirUnknown || z.dirLost})
-	for _, as := range c.Env {
-		if EnvRunsCode(as.Name) && !safeEnvValue(as) {
-			z.unproven(as.Pos, envRunsCodeStart+as.Name+envRunsCodeEnd)
+	if !c.Decl {
+		// X=1 cmd exports X to cmd; X=1 alone (and a loop's
+		// variable) sets a shell variable, exported under set -a.
+		exported := len(c.Argv) > 0 || z.allExport
+		for _, as := range c.Env {
+			z.judgeAssign(as, exported)
 		}
 	}
 	var paths []PathArg
@@ -149,8 +163,8 @@ func (z *analyzer) command(c *Command, fr frame) {
 		z.decl(c, fr, paths, net)
 		return
 	}
-	if name := assignsCodeEnv(c.Argv); name != "" {
-		z.unproven(c.Pos, envRunsCodeStart+name+envRunsCodeEnd)
+	if name := z.assignsUnsafeVar(c.Argv); name != "" {
+		z.unproven(c.Pos, envStart+name+envEnd)
 	}
 	if w, ok := evaluatesSubscript(c.Argv); ok {
 		z.unproven(w.Pos, whyArith)
@@ -198,35 +212,117 @@ func shellProgram(name string, argv []Word, pos Pos, fr frame, net Net) Program 
 	}
 }
 
-// decl judges a declaration builtin itself: its assignments were judged
-// with the command's Env; what is left are its options.
+// judgeAssign keeps the ceiling for an assignment the environment
+// allowlist does not allow.
+func (z *analyzer) judgeAssign(as Assign, exported bool) {
+	v := as.Value
+	if !z.k.shellVarAllowed(as.Name, &v, exported) {
+		z.unproven(as.Pos, envStart+as.Name+envEnd)
+	}
+}
+
+// declOptions are the option letters of a declaration builtin.
+func declOptions(name string) string {
+	switch name {
+	case "export":
+		return "fnp"
+	case "readonly":
+		return "aAfp"
+	}
+	return "aAfFgilnprtuxI" // declare, typeset, local
+}
+
+// decl judges a declaration builtin itself: its options, the variables
+// it assigns (c.Env) and the names it declares, exports or unexports
+// without a value. One that names no variable (export, declare -p,
+// readonly, typeset -x) or is asked to print (-p, -f, -F) shows
+// variables or functions, which hold secrets: it reads the environment.
 func (z *analyzer) decl(c *Command, fr frame, paths []PathArg, net Net) {
 	name := c.Argv[0].Value
 	p := shellProgram(name, c.Argv, c.Pos, fr, net)
-	opts := "aAfFgilnprtuxI" // declare, typeset, local
-	switch name {
-	case "export":
-		opts = "fnp"
-	case "readonly":
-		opts = "aAfp"
-	}
+	opts := declOptions(name)
+	exported := name == "export" || z.allExport
+	unexport, prints, functions := false, false, false
+	var names []Word
+	operands := 0
 	for _, w := range c.Argv[1:] {
 		if !w.Literal {
 			z.unproven(w.Pos, w.Why)
 			p.Known, p.Why = false, w.Why+" in argument"
+			operands++
 			continue
 		}
 		if len(w.Value) < 2 || w.Value[0] != '-' && w.Value[0] != '+' || w.Value == "--" {
+			if w.Value == "--" {
+				continue
+			}
+			operands++
+			if !strings.Contains(w.Value, "=") {
+				names = append(names, w)
+			}
 			continue
 		}
 		for _, r := range w.Value[1:] {
 			if !strings.ContainsRune(opts, r) {
 				p.Known, p.Why = false, "unknown flag "+w.Value+" for "+name
 			}
+			switch {
+			case r == 'x' && w.Value[0] == '-':
+				exported = true
+			case r == 'x' || r == 'n' && name == "export":
+				unexport = true
+			case r == 'p':
+				prints = true
+			case r == 'f' || r == 'F':
+				functions = true
+			}
+		}
+	}
+	switch {
+	case functions && name == "export":
+		// export -f puts a function in the environment of every
+		// later bash.
+		p.Known, p.Why = false, "export -f exports a function"
+	case prints || functions || operands == 0:
+		p.Paths = append(p.Paths, PathArg{Word: Word{Value: EnvironPath, Literal: true, Pos: c.Pos}, Access: Read})
+	}
+	for _, as := range c.Env {
+		z.judgeAssign(as, exported || unexport)
+	}
+	if !prints && !functions {
+		for _, w := range names {
+			// export NAME, declare +x NAME, local NAME: the value is
+			// not given, the name still changes what programs see.
+			if !isAssignment(w.Value+"=") || !z.k.shellVarAllowed(w.Value, nil, exported || unexport) {
+				z.unproven(w.Pos, envStart+w.Value+envEnd)
+			}
 		}
 	}
 	addPaths(&p, paths)
 	z.add(p, fr)
+}
+
+// EnvironPath is the path that stands for the process environment and
+// the shell's variables: a program that prints them reads it (env,
+// printenv, export -p, declare -p, set).
+const EnvironPath = "/proc/self/environ"
+
+// setsAllExport reports set -a or set -o allexport (also after builtin
+// or command): every later assignment is exported.
+func setsAllExport(argv []Word) bool {
+	i := builtinStart(argv)
+	if i >= len(argv) || !argv[i].Literal || argv[i].Value != "set" {
+		return false
+	}
+	for _, w := range argv[i+1:] {
+		if !w.Literal || w.Value == "allexport" {
+			return true
+		}
+		if len(w.Value) > 1 && w.Value[0] == '-' && w.Value != "--" && strings.ContainsRune(w.Value, 'a') {
+			return true
+		}
+	}
+	return false
 }
 
 // add appends a program, placing its relative paths in every directory
@@ -235,7 +331,10 @@ func (z *analyzer) add(p Program, fr frame) {
 	p.Dirs, p.DirUnknown = fr.dir.dirs, fr.dir.unknown
 	switch {
 	case fr.dir.unknown:
-		if !p.Known || p.RunsCode || slices.ContainsFunc(p.Paths, func(pa PathArg) bool {
+		// Where the shell is is unknown: a relative path, and any
+		// program that may read the directory without naming it (ls,
+		// grep -r, rg, find, git), could reach anything.
+		if !p.Known || p.RunsCode || !z.k.cwdFreeCommand(p.Name) || slices.ContainsFunc(p.Paths, func(pa PathArg) bool {
 			return !pa.Word.Literal || !path.IsAbs(pa.Word.Value)
 		}) {
 			z.unproven(p.Pos, whyDirUnknown)
@@ -413,29 +512,36 @@ func offsetOf(text string, p Pos) (int, bool) {
 	return off, off >= 0 && off <= len(text)
 }
 
-// assignsCodeEnv finds a builtin that sets a variable named by its
-// arguments (read PATH, printf -v IFS, mapfile LD_PRELOAD) when that
-// variable can run code. It errs towards finding one: any argument
-// naming such a variable counts.
-func assignsCodeEnv(argv []Word) string {
-	i := 0
-	for i < len(argv) && argv[i].Literal && (argv[i].Value == "builtin" || argv[i].Value == "command") {
-		i++
-	}
+// assignsUnsafeVar finds a builtin that sets a variable named by its
+// arguments (read PATH, printf -v IFS, getopts o LD_PRELOAD) when the
+// environment allowlist does not allow it. It errs towards finding one:
+// any argument that is a variable name counts, exported under set -a.
+func (z *analyzer) assignsUnsafeVar(argv []Word) string {
+	i := builtinStart(argv)
 	if i >= len(argv) || !argv[i].Literal {
 		return ""
 	}
-	switch argv[i].Value {
+	cmd := argv[i].Value
+	switch cmd {
 	case "read", "mapfile", "readarray", "getopts", "printf":
 	default:
 		return ""
 	}
-	for _, w := range argv[i+1:] {
+	for j, w := range argv[i+1:] {
 		v := w.Value
-		if len(v) > 2 && v[0] == '-' {
-			v = v[2:] // -vNAME, -aNAME
+		switch {
+		case cmd == "printf" && strings.HasPrefix(v, "-v") && len(v) > 2:
+			v = v[2:]
+		case cmd == "printf" && v == "-v" && i+2+j < len(argv):
+			continue
+		case cmd == "printf" && (j == 0 || argv[i+j].Value != "-v"):
+			// printf assigns only through -v.
+			continue
+		case len(v) > 2 && v[0] == '-':
+			v = v[2:] // -aNAME
 		}
-		if w.Literal && EnvRunsCode(v) {
+		// The value comes from input or the format: unknown.
+		if w.Literal && isAssignment(v+"=") && !z.k.shellVarAllowed(v, &Word{Why: cmd}, z.allExport) {
 			return v
 		}
 	}
@@ -447,10 +553,7 @@ func assignsCodeEnv(argv []Word) string {
 // printf -v, test -v, mapfile, getopts, wait -p), and any argument of let
 // that is not a number. Such a subscript runs the code in it.
 func evaluatesSubscript(argv []Word) (Word, bool) {
-	i := 0
-	for i < len(argv) && argv[i].Literal && (argv[i].Value == "builtin" || argv[i].Value == "command") {
-		i++
-	}
+	i := builtinStart(argv)
 	if i >= len(argv) || !argv[i].Literal {
 		return Word{}, false
 	}
@@ -546,6 +649,14 @@ func composeDirs(outer, inner dirState) dirState {
 	if inner.dirs == nil {
 		return outer
 	}
+	for _, i := range inner.dirs {
+		if i == ".." || strings.HasPrefix(i, "../") {
+			// The nested shell starts where the outer cd took it,
+			// through any symlink: its leading ".." is no longer
+			// lexical (see dirState.cd).
+			return dirState{unknown: true}
+		}
+	}
 	var out []string
 	for _, o := range outer.dirs {
 		for _, i := range inner.dirs {
@@ -616,63 +727,4 @@ func mutationRank(m string) int {
 		return 3
 	}
 	return -1
-}
-
-// safeEnvValue reports the few literal values of code-running variables
-// that run nothing: a pager that only copies its input.
-func safeEnvValue(a Assign) bool {
-	switch a.Name {
-	case "PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER":
-		return a.Value.Literal && (a.Value.Value == "cat" || a.Value.Value == "")
-	}
-	return false
-}
-
-// EnvRunsCode reports whether setting the environment variable name can
-// make a program run code or change what runs: search paths, preloads,
-// pagers and editors, interpreter options, git's, proxies, shell startup
-// and prompt variables, config homes and compiler overrides. Assigning
-// one (VAR=x cmd, export VAR=x, env VAR=x cmd) keeps the ceiling.
-func EnvRunsCode(name string) bool {
-	switch name {
-	case "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",
-		"GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE",
-		"GIT_TERMINAL_PROMPT", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
-		"PYTHONIOENCODING":
-		// Identity, prompts and output buffering: nothing runs.
-		return false
-	case "PATH", "PAGER", "MANPAGER", "MANOPT", "SYSTEMD_PAGER", "EDITOR", "VISUAL",
-		"SUDO_EDITOR", "SYSTEMD_EDITOR", "FCEDIT", "BROWSER", "SHELL",
-		"BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS3", "PS4",
-		"IFS", "SHELLOPTS", "BASHOPTS", "HISTFILE", "CDPATH", "GLOBIGNORE",
-		"BASH_XTRACEFD", "BASH_LOADABLES_PATH", "EXECIGNORE", "INPUTRC", "ZDOTDIR",
-		"HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_HOME", "XDG_DATA_DIRS",
-		"LESS", "LESSOPEN", "LESSCLOSE", "LESSKEY", "LESSKEYIN", "LESSEDIT",
-		"SSH_ASKPASS", "SUDO_ASKPASS", "SSH_ASKPASS_REQUIRE",
-		"NODE_OPTIONS", "NODE_PATH", "NODE_REPL_EXTERNAL_MODULE",
-		"PERL5OPT", "PERL5LIB", "PERLLIB", "PERL5DB", "RUBYOPT", "RUBYLIB",
-		"GEM_HOME", "GEM_PATH", "BUNDLE_GEMFILE",
-		"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "JAVA_HOME",
-		"CLASSPATH", "MAVEN_OPTS", "MAVEN_ARGS", "GRADLE_OPTS", "GRADLE_USER_HOME",
-		"RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTFLAGS",
-		"RUSTDOCFLAGS", "RUSTDOC", "RUSTUP_TOOLCHAIN", "RUSTUP_HOME",
-		"GOFLAGS", "GOENV", "GOTOOLCHAIN", "GOROOT", "GOPROXY", "GOSUMDB",
-		"GONOSUMDB", "GONOSUMCHECK", "GONOPROXY", "GOPRIVATE", "GOINSECURE", "GOVCS",
-		"CGO_CFLAGS", "CGO_CPPFLAGS", "CGO_CXXFLAGS", "CGO_FFLAGS", "CGO_LDFLAGS",
-		"CC", "CXX", "CPP", "LD", "AR", "AS", "FC", "CFLAGS", "CXXFLAGS",
-		"CPPFLAGS", "LDFLAGS", "MAKEFLAGS", "MFLAGS", "MAKEFILES", "MAKE",
-		"TAR_OPTIONS", "GZIP", "GREP_OPTIONS", "RSYNC_RSH", "RSYNC_CONNECT_PROG",
-		"CVS_RSH", "GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES",
-		"OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES",
-		"CURL_HOME", "WGETRC", "SYSTEM_WGETRC",
-		"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "KUBECONFIG":
-		return true
-	}
-	for _, prefix := range [...]string{"LD_", "DYLD_", "GIT_", "PYTHON", "CARGO_", "YARN_", "BASH_FUNC_"} {
-		if strings.HasPrefix(name, prefix) {
-			return true
-		}
-	}
-	upper := strings.ToUpper(name)
-	return strings.HasSuffix(upper, "_PROXY") || strings.HasPrefix(upper, "NPM_CONFIG_")
 }

@@ -64,7 +64,7 @@ var analyzeTests = []struct {
 	{name: "heredoc-secret", src: "cat <<EOF\n${GITHUB_TOKEN}\nEOF", programs: []string{"cat"}, unproven: []string{"parameter expansion"}},
 	{name: "heredoc-escapes", src: "cat <<EOF\ncost \\$5 \\`x\\` \\\\ \\n\nEOF", programs: []string{"cat"}},
 	{name: "pager-cat", src: "GIT_PAGER=cat git log; PAGER= git log", programs: []string{"git", "git"}},
-	{name: "pager-less", src: "PAGER=less git log", programs: []string{"git"}, unproven: []string{"environment variable PAGER can run code"}},
+	{name: "pager-less", src: "PAGER=less git log", programs: []string{"git"}, unproven: []string{"environment variable PAGER is not on safe_env"}},
 
 	// Substitutions run commands.
 	{name: "cmdsubst", src: "echo $(rm -rf /)", programs: []string{"echo", "rm delete://**"}, unproven: []string{"command substitution"}},
@@ -78,25 +78,53 @@ var analyzeTests = []struct {
 	{name: "commit-heredoc", src: "git commit -m \"$(cat <<'EOF'\nfix: x\n\nCo-Authored-By: a <a@b>\nEOF\n)\"", programs: []string{"git", "cat"}},
 
 	// Environment.
-	{name: "env-harmless", src: "CGO_ENABLED=0 GOOS=linux NODE_ENV=test CI=1 FOO=bar ls", programs: []string{"ls"}},
-	{name: "env-pager", src: "PAGER=evil git log", programs: []string{"git"}, unproven: []string{"environment variable PAGER can run code"}},
-	{name: "env-ld-preload", src: "LD_PRELOAD=x.so ls", programs: []string{"ls"}, unproven: []string{"environment variable LD_PRELOAD can run code"}},
-	{name: "env-git", src: "GIT_SSH_COMMAND='sh -c id' git fetch", programs: []string{"git"}, unproven: []string{"environment variable GIT_SSH_COMMAND can run code"}},
-	{name: "env-proxy", src: "https_proxy=http://x curl a", programs: []string{"curl"}, unproven: []string{"environment variable https_proxy can run code"}},
-	{name: "env-python", src: "PYTHONPATH=. python x.py", programs: []string{"python exec:x.py"}, unproven: []string{"environment variable PYTHONPATH can run code"}},
-	{name: "env-npm-config", src: "npm_config_script_shell=/x npm test", programs: []string{"npm"}, unproven: []string{"environment variable npm_config_script_shell can run code"}},
-	{name: "env-ifs", src: "IFS=, read -r a b", programs: []string{"read"}, unproven: []string{"environment variable IFS can run code"}},
-	{name: "env-bare-path", src: "PATH=/tmp/evil; ls", programs: []string{"ls"}, unproven: []string{"environment variable PATH can run code"}},
-	{name: "env-export-path", src: "export PATH=/x:$PATH", programs: []string{"export"}, unproven: []string{"environment variable PATH can run code", "parameter expansion"}},
-	{name: "env-export-harmless", src: "export FOO=bar", programs: []string{"export"}},
-	{name: "env-export-quoted", src: `export "PATH=/tmp/evil"; ls`, programs: []string{"export", "ls"}, unproven: []string{"environment variable PATH can run code"}},
-	{name: "env-declare-half-quoted", src: `declare 'LD_PRELOAD'=/x.so`, programs: []string{"declare"}, unproven: []string{"environment variable LD_PRELOAD can run code"}},
+	{name: "env-harmless", src: "CGO_ENABLED=0 GOOS=linux NODE_ENV=test CI=1 ls", programs: []string{"ls"}},
+	{name: "env-prefix-unlisted", src: "FOO=1 rg x", programs: []string{"rg"}, unproven: []string{"environment variable FOO is not on safe_env"}},
+	{name: "env-prefix-lower-unlisted", src: "foo=1 rg x", programs: []string{"rg"}, unproven: []string{"environment variable foo is not on safe_env"}},
+	{name: "env-bare-private", src: "x=1; ls", programs: []string{"ls"}},
+	{name: "env-bare-upper", src: "FOO=1; ls", programs: []string{"ls"}, unproven: []string{"environment variable FOO is not on safe_env"}},
+	{name: "env-bare-proxy", src: "https_proxy=http://x; curl a", programs: []string{"curl"}, unproven: []string{"environment variable https_proxy is not on safe_env"}},
+	{name: "env-set-a", src: "set -a; x=1; ls", programs: []string{"set", "ls"}, unproven: []string{"environment variable x is not on safe_env"}},
+	{name: "env-set-a-after", src: "x=1; set -o allexport; ls", programs: []string{"set", "ls"}, unproven: []string{"environment variable x is not on safe_env"}},
+	{name: "env-set-a-loop", src: "set -a; for f in a b; do ls \"$f\"; done", programs: []string{"set", "ls read:a", "ls read:b"}, unproven: []string{"environment variable f is not on safe_env"}},
+	{name: "env-set-a-read", src: "set -a; read -r line < f", programs: []string{"set", "read read:f"}, unproven: []string{"environment variable line is not on safe_env"}},
+	{name: "env-set-a-safe", src: "set -a; CI=1; ls", programs: []string{"set", "ls"}},
+	{name: "env-bash-a", src: "bash -ac 'x=1; ls'", programs: []string{"bash"}},
+	{name: "env-declare-x", src: "declare -x x=1; ls", programs: []string{"declare", "ls"}, unproven: []string{"environment variable x is not on safe_env"}},
+	{name: "env-typeset-x", src: "typeset -x RIPGREP_CONFIG_PATH=/tmp/x; rg a", programs: []string{"typeset", "rg"}, unproven: []string{"environment variable RIPGREP_CONFIG_PATH is not on safe_env"}},
+	{name: "env-local-x", src: "f() { local -x y=1; }", programs: []string{"local"}, unproven: []string{"environment variable y is not on safe_env"}},
+	{name: "env-export-naked", src: "x=1; export x; ls", programs: []string{"export", "ls"}, unproven: []string{"environment variable x is not on safe_env"}},
+	{name: "env-export-naked-safe", src: "export CI", programs: []string{"export"}},
+	{name: "env-unexport", src: "export -n PATH", programs: []string{"export"}, unproven: []string{"environment variable PATH is not on safe_env"}},
+	{name: "env-export-f", src: "export -f g", programs: []string{"export"}},
+	{name: "env-export-p", src: "export -p", programs: []string{"export read:/proc/self/environ"}},
+	{name: "env-export-alone", src: "export", programs: []string{"export read:/proc/self/environ"}},
+	{name: "env-declare-p", src: "declare -p", programs: []string{"declare read:/proc/self/environ"}},
+	{name: "env-declare-p-name", src: "declare -p GITHUB_TOKEN", programs: []string{"declare read:/proc/self/environ"}},
+	{name: "env-declare-f", src: "declare -f", programs: []string{"declare read:/proc/self/environ"}},
+	{name: "env-declare-x-alone", src: "declare -x", programs: []string{"declare read:/proc/self/environ"}},
+	{name: "env-typeset-alone", src: "typeset", programs: []string{"typeset read:/proc/self/environ"}},
+	{name: "env-readonly-p", src: "readonly -p", programs: []string{"readonly read:/proc/self/environ"}},
+	{name: "env-read-upper", src: "read -r LANG < f", programs: []string{"read read:f"}, unproven: []string{"environment variable LANG is not on safe_env"}},
+	{name: "env-pager", src: "PAGER=evil git log", programs: []string{"git"}, unproven: []string{"environment variable PAGER is not on safe_env"}},
+	{name: "env-ld-preload", src: "LD_PRELOAD=x.so ls", programs: []string{"ls"}, unproven: []string{"environment variable LD_PRELOAD is not on safe_env"}},
+	{name: "env-git", src: "GIT_SSH_COMMAND='sh -c id' git fetch", programs: []string{"git"}, unproven: []string{"environment variable GIT_SSH_COMMAND is not on safe_env"}},
+	{name: "env-proxy", src: "https_proxy=http://x curl a", programs: []string{"curl"}, unproven: []string{"environment variable https_proxy is not on safe_env"}},
+	{name: "env-python", src: "PYTHONPATH=. python x.py", programs: []string{"python exec:x.py"}, unproven: []string{"environment variable PYTHONPATH is not on safe_env"}},
+	{name: "env-npm-config", src: "npm_config_script_shell=/x npm test", programs: []string{"npm"}, unproven: []string{"environment variable npm_config_script_shell is not on safe_env"}},
+	{name: "env-ifs", src: "IFS=, read -r a b", programs: []string{"read"}, unproven: []string{"environment variable IFS is not on safe_env"}},
+	{name: "env-bare-path", src: "PATH=/tmp/evil; ls", programs: []string{"ls"}, unproven: []string{"environment variable PATH is not on safe_env"}},
+	{name: "env-export-path", src: "export PATH=/x:$PATH", programs: []string{"export"}, unproven: []string{"parameter expansion", "environment variable PATH is not on safe_env"}},
+	{name: "env-export-harmless", src: "export CI=1", programs: []string{"export"}},
+	{name: "env-export-unlisted", src: "export FOO=bar", programs: []string{"export"}, unproven: []string{"environment variable FOO is not on safe_env"}},
+	{name: "env-export-quoted", src: `export "PATH=/tmp/evil"; ls`, programs: []string{"export", "ls"}, unproven: []string{"environment variable PATH is not on safe_env"}},
+	{name: "env-declare-half-quoted", src: `declare 'LD_PRELOAD'=/x.so`, programs: []string{"declare"}, unproven: []string{"environment variable LD_PRELOAD is not on safe_env"}},
 	{name: "env-export-brace-names", src: `export {PATH,X}=1`, programs: []string{"export"}, unproven: []string{"brace expansion"}},
-	{name: "env-local-bash-env", src: "f() { local BASH_ENV=x; }", programs: []string{"local"}, unproven: []string{"environment variable BASH_ENV can run code"}},
-	{name: "read-path", src: "read -r PATH < f; ls", programs: []string{"read read:f", "ls"}, unproven: []string{"environment variable PATH can run code"}},
-	{name: "printf-v-ifs", src: "printf -v IFS %s x", programs: []string{"printf"}, unproven: []string{"environment variable IFS can run code"}},
+	{name: "env-local-bash-env", src: "f() { local BASH_ENV=x; }", programs: []string{"local"}, unproven: []string{"environment variable BASH_ENV is not on safe_env"}},
+	{name: "read-path", src: "read -r PATH < f; ls", programs: []string{"read read:f", "ls"}, unproven: []string{"environment variable PATH is not on safe_env"}},
+	{name: "printf-v-ifs", src: "printf -v IFS %s x", programs: []string{"printf"}, unproven: []string{"environment variable IFS is not on safe_env"}},
 	{name: "read-harmless", src: "read -r line < f", programs: []string{"read read:f"}},
-	{name: "for-path", src: "for PATH in /tmp; do ls; done", programs: []string{"ls"}, unproven: []string{"environment variable PATH can run code"}},
+	{name: "for-path", src: "for PATH in /tmp; do ls; done", programs: []string{"ls"}, unproven: []string{"environment variable PATH is not on safe_env"}},
 	{name: "subscript-read", src: `read 'a[$(id)]' < f`, programs: []string{"read read:f"}, unproven: []string{"arithmetic"}},
 	{name: "subscript-unset", src: `unset 'a[$(id)]'`, programs: []string{"unset"}, unproven: []string{"arithmetic"}},
 	{name: "subscript-printf-v", src: `printf -v 'a[$(id)]' x`, programs: []string{"printf"}, unproven: []string{"arithmetic"}},
@@ -123,13 +151,27 @@ var analyzeTests = []struct {
 	{name: "nesting-too-deep", src: strings.Repeat("sudo ", 20) + "ls", unproven: []string{"nesting too deep"}},
 
 	// Declaration builtins are judged here, not by the table.
-	{name: "declare-options", src: "declare -r X=1; local -a xs; export -p", programs: []string{"declare", "local", "export"}},
-	{name: "declare-unknown-flag", src: "export -z X", programs: []string{"export"}},
+	{name: "declare-options", src: "declare -r x=1; local -a xs; export -p", programs: []string{"declare", "local", "export read:/proc/self/environ"}},
+	{name: "declare-unknown-flag", src: "export -z CI", programs: []string{"export"}},
 
 	// Working directory.
 	{name: "cd-and", src: "cd sub && rm -rf build", programs: []string{"cd read:sub", "rm delete:sub/build/**"}},
 	{name: "cd-semicolon", src: "cd /tmp; rm x", programs: []string{"cd read:/tmp", "rm delete:x delete:/tmp/x"}},
-	{name: "cd-chain", src: "cd a && cd ../b && cat f > out", programs: []string{"cd read:a", "cd read:a/../b", "cat read:b/f overwrite:b/out"}},
+	{name: "cd-chain", src: "cd a && cd b && cat f > out", programs: []string{"cd read:a", "cd read:a/b", "cat read:a/b/f overwrite:a/b/out"}},
+	{name: "cd-chain-dotdot", src: "cd a && cd ../b && cat f", programs: []string{"cd read:a", "cd read:a/../b", "cat read:f"}, unproven: []string{"unknown working directory"}},
+	{name: "cd-dotdot-after-name", src: "cd l/../etc && cat passwd", programs: []string{"cd read:l/../etc", "cat read:passwd"}, unproven: []string{"unknown working directory"}},
+	{name: "cd-dotdot-absolute", src: "cd /w/p/.. && cat f", programs: []string{"cd read:/w/p/..", "cat read:f"}, unproven: []string{"unknown working directory"}},
+	{name: "cd-dotdot-leading", src: "cd ../b && cat f", programs: []string{"cd read:../b", "cat read:../b/f"}},
+	{name: "cd-dotdot-in-sh-c", src: "cd a && sh -c 'cd ../etc && cat passwd'", programs: []string{"cd read:a", "sh", "sh -c > cd read:a/../etc", "sh -c > cat read:passwd"}, unproven: []string{"unknown working directory"}},
+	{name: "cd-physical", src: "cd -P a && cat f", programs: []string{"cd read:a", "cat read:f"}, unproven: []string{"unknown working directory"}},
+	{name: "cd-logical-option", src: "cd -L a && cat f", programs: []string{"cd read:a", "cat read:f"}, unproven: []string{"unknown working directory"}},
+	{name: "cd-dashdash", src: "cd -- a && cat f", programs: []string{"cd read:a", "cat read:a/f"}},
+	{name: "cd-pushd", src: "pushd a && ls", programs: []string{"pushd read:a", "ls"}, unproven: []string{"unknown working directory"}},
+	{name: "cd-popd", src: "popd; ls", programs: []string{"popd", "ls"}, unproven: []string{"unknown working directory"}},
+	{name: "cd-home-ls", src: "cd; ls", programs: []string{"cd", "ls"}, unproven: []string{"unknown working directory"}},
+	{name: "cd-command-p", src: "command -p cd a && cat f", programs: []string{"command", "cat read:a/f"}},
+	{name: "cd-home-absolute-cat", src: "cd; cat /etc/hosts", programs: []string{"cd", "cat read:/etc/hosts"}},
+	{name: "cd-home-absolute-ls", src: "cd; ls /etc", programs: []string{"cd", "ls read:/etc"}, unproven: []string{"unknown working directory"}},
 	{name: "cd-or", src: "cd a || cat f", programs: []string{"cd read:a", "cat read:f read:a/f"}},
 	{name: "cd-subshell", src: "(cd a && ls x); cat y", programs: []string{"cd read:a", "ls read:a/x", "cat read:y"}},
 	{name: "cd-pipeline", src: "cd a | cat y", programs: []string{"cd read:a", "cat read:y"}},
@@ -278,40 +320,55 @@ func TestAnalyzeRedirectRaisesMutation(t *testing.T) {
 	}
 }
 
-func TestEnvRunsCode(t *testing.T) {
+// TestEnvAllowlist pins the environment allowlist of the real table:
+// exported names pass only from safe_env (with their value classes),
+// private lower-case shell variables pass when not exported.
+func TestEnvAllowlist(t *testing.T) {
 	t.Parallel()
+	k, err := DefaultKnowledge()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lit := func(v string) *Word { return &Word{Value: v, Literal: true} }
 	tests := []struct {
-		name string
-		env  string
-		want bool
+		name, env string
+		value     *Word
+		exported  bool
+		want      bool
 	}{
-		{name: "path", env: "PATH", want: true},
-		{name: "ld-audit", env: "LD_AUDIT", want: true},
-		{name: "git-config-count", env: "GIT_CONFIG_COUNT", want: true},
-		{name: "git-external-diff", env: "GIT_EXTERNAL_DIFF", want: true},
-		{name: "python-startup", env: "PYTHONSTARTUP", want: true},
-		{name: "perl5opt", env: "PERL5OPT", want: true},
-		{name: "bash-func", env: "BASH_FUNC_ls%%", want: true},
-		{name: "all-proxy-lower", env: "all_proxy", want: true},
-		{name: "no-proxy", env: "NO_PROXY", want: true},
-		{name: "lessopen", env: "LESSOPEN", want: true},
-		{name: "prompt-command", env: "PROMPT_COMMAND", want: true},
-		{name: "cgo-enabled", env: "CGO_ENABLED", want: false},
-		{name: "git-author", env: "GIT_AUTHOR_NAME", want: false},
-		{name: "git-terminal-prompt", env: "GIT_TERMINAL_PROMPT", want: false},
-		{name: "python-unbuffered", env: "PYTHONUNBUFFERED", want: false},
-		{name: "gotoolchain", env: "GOTOOLCHAIN", want: true},
-		{name: "goos", env: "GOOS", want: false},
-		{name: "node-env", env: "NODE_ENV", want: false},
-		{name: "ci", env: "CI", want: false},
-		{name: "foo", env: "FOO", want: false},
-		{name: "lang", env: "LANG", want: false},
+		{name: "path", env: "PATH", value: lit("/usr/bin"), exported: true},
+		{name: "path-bare", env: "PATH", value: lit("/usr/bin")},
+		{name: "ld-audit", env: "LD_AUDIT", value: lit("x"), exported: true},
+		{name: "git-config-count", env: "GIT_CONFIG_COUNT", value: lit("1"), exported: true},
+		{name: "ripgrep-config", env: "RIPGREP_CONFIG_PATH", value: lit("/tmp/x"), exported: true},
+		{name: "foo", env: "FOO", value: lit("1"), exported: true},
+		{name: "foo-lower-exported", env: "foo", value: lit("1"), exported: true},
+		{name: "foo-lower-private", env: "foo", value: lit("1"), want: true},
+		{name: "proxy-lower-private", env: "https_proxy", value: lit("http://x")},
+		{name: "no-proxy-lower-private", env: "no_proxy", value: lit("x")},
+		{name: "bash-func", env: "BASH_FUNC_ls%%", value: lit("() { id; }"), exported: true},
+		{name: "debug", env: "DEBUG", value: lit("*"), exported: true},
+		{name: "tmpdir", env: "TMPDIR", value: lit("/root"), exported: true},
+		{name: "godebug", env: "GODEBUG", value: lit("http2debug=2"), exported: true},
+		{name: "gotoolchain", env: "GOTOOLCHAIN", value: lit("go1.99.0"), exported: true},
+		{name: "gotoolchain-local", env: "GOTOOLCHAIN", value: lit("local"), exported: true, want: true},
+		{name: "lang", env: "LANG", value: lit("C.UTF-8"), exported: true, want: true},
+		{name: "lc-all-path", env: "LC_ALL", value: lit("/tmp/loc"), exported: true},
+		{name: "lc-all", env: "LC_ALL", value: lit("C"), exported: true, want: true},
+		{name: "lang-dynamic", env: "LANG", value: &Word{Why: "parameter expansion"}, exported: true},
+		{name: "pager-cat", env: "PAGER", value: lit("cat"), exported: true, want: true},
+		{name: "pager-less", env: "PAGER", value: lit("less"), exported: true},
+		{name: "git-author", env: "GIT_AUTHOR_NAME", value: lit("A B"), exported: true, want: true},
+		{name: "git-terminal-prompt-1", env: "GIT_TERMINAL_PROMPT", value: lit("1"), exported: true},
+		{name: "unset-lang", env: "LANG", exported: true, want: true},
+		{name: "unset-path", env: "PATH"},
+		{name: "unset-private", env: "x", want: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := EnvRunsCode(tc.env); got != tc.want {
-				t.Errorf("EnvRunsCode(%q) = %v, want %v", tc.env, got, tc.want)
+			if got := k.shellVarAllowed(tc.env, tc.value, tc.exported); got != tc.want {
+				t.Errorf("shellVarAllowed(%q, %v, exported %v) = %v, want %v", tc.env, tc.value, tc.exported, got, tc.want)
 			}
 		})
 	}
@@ -372,7 +429,8 @@ func TestAnalyzeProven(t *testing.T) {
 		{name: "quoted-args", src: `grep -n 'a b' "c d" e\ f`, proven: true},
 		{name: "redirect", src: "ls > out.txt 2>&1", proven: true},
 		{name: "harmless-env", src: "CI=1 NODE_ENV=test npm test", proven: true},
-		{name: "export-harmless", src: "export FOO=bar && ls", proven: true},
+		{name: "export-harmless", src: "export CI=1 && ls", proven: true},
+		{name: "export-unlisted", src: "export FOO=bar && ls", proven: false},
 		{name: "sh-c-literal", src: "sh -c 'ls | wc -l'", proven: true},
 		{name: "test-clause", src: "[[ -f go.mod ]] && ls", proven: true},
 		{name: "heredoc-literal", src: "cat <<'EOF' > notes.txt\nhello $x\nEOF", proven: true},

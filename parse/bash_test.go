@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -387,3 +389,187 @@ func BenchmarkAnalyzeCorpus(b *testing.B) {
 		Analyze(cmds[i%len(cmds)], k)
 	}
 }
+
+// TestBashCdModel checks the working-directory model against real bash
+// in a tree with a symlink that leaves it: for every cd sequence where
+// Parse says the directory is known, bash lands (pwd -P) exactly where
+// that directory resolves physically, which is what the path proofs
+// check (they follow each symlink on the way). Sequences Parse calls
+// unknown are not checked: they keep the ceiling. Targets are built from
+// names that exist only inside, only outside (beside the link's target),
+// both, neither, the link, "." and "..", with and without options.
+func TestBashCdModel(t *testing.T) {
+	bash := needBash(t)
+	k := syntaxKnowledge(t)
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(tmp, "ws")
+	for _, d := range []string{"ws/a/b", "ws/both", "ws/a/both", "out/in/deep", "out/etc", "out/both", "out/in/both"} {
+		if err := os.MkdirAll(filepath.Join(tmp, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(tmp, "out/in"), filepath.Join(ws, "l")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(tmp, "out/in"), filepath.Join(ws, "a/l")); err != nil {
+		t.Fatal(err)
+	}
+	segs := []string{"a", "b", "l", "..", ".", "both", "etc", "deep", "nope"}
+	var targets []string
+	for _, x := range segs {
+		targets = append(targets, x)
+		for _, y := range segs {
+			targets = append(targets, x+"/"+y)
+			for _, z := range []string{"..", "etc", "both"} {
+				targets = append(targets, x+"/"+y+"/"+z)
+			}
+		}
+	}
+	targets = append(targets, "-P l", "-L l/../etc", "-P l/..", "--", "-- a", "-", ws, ws+"/l/../etc", ws+"/a")
+	var cases []string
+	for _, t1 := range targets {
+		cases = append(cases, "cd "+t1)
+	}
+	for _, t1 := range []string{"a", "l", "a/l", "-P l"} {
+		for _, t2 := range []string{"..", "../etc", "../both", "b", "both", "deep"} {
+			cases = append(cases, "cd "+t1+" && cd "+t2, "cd "+t1+" && bash -c 'cd "+t2+" && pwd -P'")
+		}
+	}
+	// One bash runs every case in a subshell from ws, CDPATH unset.
+	var script strings.Builder
+	for _, c := range cases {
+		fmt.Fprintf(&script, "(%s && pwd -P) 2>/dev/null || echo FAILED\n", c)
+	}
+	cmd := exec.Command(bash, "--norc", "--noprofile", "-c", script.String())
+	cmd.Dir = ws
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "PWD=" + ws}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bash: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) < len(cases) {
+		t.Fatalf("bash printed %d lines for %d cases", len(lines), len(cases))
+	}
+	checked := 0
+	// Nested bash -c prints its own pwd and then the outer's: read the
+	// lines in order.
+	li := 0
+	for _, c := range cases {
+		got := lines[li]
+		li++
+		nested := strings.Contains(c, "bash -c")
+		if nested && got != "FAILED" {
+			li++ // the outer pwd -P after the nested one
+		}
+		src := c + " && cat x"
+		if nested {
+			src = strings.Replace(c, "pwd -P", "cat x", 1)
+		}
+		a := Analyze(src, k)
+		if a.Err != nil {
+			t.Fatalf("Analyze(%q): %v", src, a.Err)
+		}
+		if got == "FAILED" || slices.ContainsFunc(a.Unproven, func(u Unproven) bool { return u.Why == whyDirUnknown }) {
+			continue
+		}
+		var dirs []string
+		for _, p := range a.Programs {
+			if p.Name != "cat" {
+				continue
+			}
+			for _, pa := range p.Paths {
+				dirs = append(dirs, path.Dir(pa.Word.Value))
+			}
+		}
+		if len(dirs) != 1 {
+			t.Errorf("%q: cat x is read in %d directories: %v", c, len(dirs), dirs)
+			continue
+		}
+		want := dirs[0]
+		if !filepath.IsAbs(want) {
+			want = filepath.Join(ws, want)
+		}
+		real, err := filepath.EvalSymlinks(want)
+		if err != nil || real != got {
+			t.Errorf("%q: narrowd places the shell in %s (%s), bash in %s", c, want, real, got)
+		}
+		checked++
+	}
+	t.Logf("%d cd sequences, %d with a known directory checked against bash", len(cases), checked)
+	if checked < 40 {
+		t.Errorf("only %d cases checked", checked)
+	}
+}
+
+// TestBashExportModel checks the environment allowlist's view of which
+// assignments are exported against real bash: for every script where
+// bash hands the lower-case variable x (not on safe_env) to a child
+// program, the analysis must not be proven. Scripts combine every way
+// of assigning with every way of turning on allexport; those the
+// analysis refuses though bash did not export x are only counted.
+func TestBashExportModel(t *testing.T) {
+	bash := needBash(t)
+	k, err := DefaultKnowledge()
+	if err != nil {
+		t.Fatal(err)
+	}
+	assigns := []string{
+		"x=1", "x=1 printenv x", "export x=1", "x=1; export x", "declare -x x=1", "declare -gx x=1",
+		"typeset -x x=1", "declare x=1", "readonly x=1", "local x=1", "read -r x <<< 1",
+		"for x in 1; do :; done", "builtin export x=1", "command export x=1", "export -- x=1",
+		"declare -x -- x=1", "x=1; declare -x x", "x=1; typeset -x x", "eval x=1", "eval 'export x=1'",
+		"x=1 eval true", "env x=1 printenv x", "x=1; readonly x",
+	}
+	modes := []string{
+		"", "set -a; ", "set -o allexport; ", "set -ea; ", "set -euxa; ", "set +a; ", "set -a; set +a; ",
+		"eval 'set -a'; ", "builtin set -a; ", "command set -a; ", "shopt -s nullglob; ",
+	}
+	var cases []string
+	for _, m := range modes {
+		for _, a := range assigns {
+			cases = append(cases, m+a)
+			cases = append(cases, a+"; "+m+"true")
+		}
+	}
+	var script strings.Builder
+	for _, c := range cases {
+		// Each case in its own bash, as a call would run; the marker
+		// line says whether a child saw x.
+		fmt.Fprintf(&script, "%s -c %s 2>/dev/null </dev/null | grep -qx SEEN && echo yes || echo no\n",
+			bash, shellQuote(c+"; printenv x >/dev/null && echo SEEN"))
+	}
+	cmd := exec.Command(bash, "--norc", "--noprofile", "-c", script.String())
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bash: %v", err)
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) != len(cases) {
+		t.Fatalf("bash printed %d answers for %d cases", len(lines), len(cases))
+	}
+	exported, refusedAnyway := 0, 0
+	for i, c := range cases {
+		a := Analyze(c+"; printenv x >/dev/null && echo SEEN", k)
+		switch {
+		case lines[i] == "yes":
+			exported++
+			if a.Proven() {
+				t.Errorf("%q: bash exports x, and the analysis is proven", c)
+			}
+		case !a.Proven():
+			refusedAnyway++
+		}
+	}
+	t.Logf("%d scripts: bash exported x in %d (all refused); %d more refused though not exported", len(cases), exported, refusedAnyway)
+	if exported < 50 {
+		t.Errorf("only %d scripts exported x: the oracle is not testing much", exported)
+	}
+}
+
+// shellQuote quotes s for bash in single quotes.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -3,6 +3,7 @@ package parse
 import (
 	"path"
 	"slices"
+	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -25,10 +26,28 @@ func (d dirState) list() []string {
 	return d.dirs
 }
 
-// cd is the state after a successful cd to target.
+// cd is the state after a successful cd to target. A target whose ".."
+// may not be lexical is unknown: bash's cd first tries the path with
+// each ".." removed with the name before it, and when no such directory
+// exists it changes to the path as written, where ".." climbs out of
+// whatever a symlink before it points to (cd link/../etc lands in the
+// parent of the link's target). So ".." is proven only as a leading
+// segment from the start directory, which is the call's own.
 func (d dirState) cd(target string) dirState {
 	if d.unknown {
 		return d
+	}
+	seenName := false
+	for _, seg := range strings.Split(target, "/") {
+		switch seg {
+		case "..":
+			if seenName || d.dirs != nil || path.IsAbs(target) {
+				return dirState{unknown: true}
+			}
+		case "", ".":
+		default:
+			seenName = true
+		}
 	}
 	if path.IsAbs(target) {
 		return dirState{dirs: []string{path.Clean(target)}}
@@ -72,13 +91,16 @@ func unionDirs(states ...dirState) dirState {
 // cdTarget recognizes a command that changes the shell's directory: cd,
 // pushd or popd, also after builtin or command. It returns the operand
 // when the new directory follows from it lexically; known is false when
-// it does not (no operand means $HOME, "-" means $OLDPWD, popd and
-// pushd +N use the stack).
+// it does not: no operand means $HOME, "-" means $OLDPWD, pushd and
+// popd use the directory stack, and every option (-L, -P, -e, -@)
+// changes how bash resolves the operand (-P resolves symlinks first).
+//
+// A plain relative operand (cd sub) is also looked up in CDPATH. CDPATH
+// comes from the agent's environment, which narrowd does not see; like
+// PATH it is the person's own, and a text that sets it keeps the
+// ceiling (it is not on safe_env), so cd sub is taken to reach ./sub.
 func cdTarget(argv []Word) (target string, isCd, known bool) {
-	i := 0
-	for i < len(argv) && argv[i].Literal && (argv[i].Value == "builtin" || argv[i].Value == "command") {
-		i++
-	}
+	i := builtinStart(argv)
 	if i >= len(argv) || !argv[i].Literal {
 		return "", false, false
 	}
@@ -86,7 +108,7 @@ func cdTarget(argv []Word) (target string, isCd, known bool) {
 	if name != "cd" && name != "pushd" && name != "popd" {
 		return "", false, false
 	}
-	if name == "popd" {
+	if name != "cd" {
 		return "", true, false
 	}
 	var ops []string
@@ -100,12 +122,6 @@ func cdTarget(argv []Word) (target string, isCd, known bool) {
 		case opts && v == "--":
 			opts = false
 		case opts && len(v) > 1 && v[0] == '-':
-			for _, c := range v[1:] {
-				if c != 'L' && c != 'P' && c != 'e' && c != '@' {
-					return "", true, false
-				}
-			}
-		case name == "pushd" && len(v) > 1 && (v[0] == '+' || v[0] == '-'):
 			return "", true, false
 		default:
 			opts = false
@@ -116,6 +132,30 @@ func cdTarget(argv []Word) (target string, isCd, known bool) {
 		return "", true, false
 	}
 	return ops[0], true, true
+}
+
+// builtinStart is the index of the word that names the builtin bash runs
+// for argv: past builtin, and command with -p or -- (command -p cd x is
+// cd x; command -v cd only prints).
+func builtinStart(argv []Word) int {
+	i := 0
+	for i < len(argv) && argv[i].Literal {
+		switch argv[i].Value {
+		case "builtin":
+			i++
+			if i < len(argv) && argv[i].Literal && argv[i].Value == "--" {
+				i++
+			}
+		case "command":
+			i++
+			for i < len(argv) && argv[i].Literal && (argv[i].Value == "-p" || argv[i].Value == "--") {
+				i++
+			}
+		default:
+			return i
+		}
+	}
+	return i
 }
 
 // changesDir reports whether a statement contains a command that changes

@@ -45,9 +45,12 @@ var knowledgeFiles embed.FS
 //     recursive when Inner.Recursive is set.
 type Knowledge struct {
 	cmds map[string]*spec
-	// safeEnv are environment names (or NAME* prefixes) that may be set
-	// through env or sudo without making the call unprovable.
-	safeEnv []string
+	// safeEnv is the environment allowlist (see env.go): the only
+	// variables a call may set, export or remove and stay provable.
+	safeEnv []envRule
+	// exportedLowercase are the lower-case names programs read from the
+	// environment (http_proxy), which are never private to the shell.
+	exportedLowercase []string
 	// safeGitConfig are git config keys (or section.* prefixes, or
 	// key=value pairs) that git -c may set.
 	safeGitConfig []string
@@ -57,6 +60,10 @@ type Knowledge struct {
 	// gitRepo is what a git call may meet in its repository
 	// (knowledge_git.go).
 	gitRepo gitRepoPolicy
+	// cwdFree are the commands that never read the working directory
+	// unless a path operand names it: the only ones that stay provable
+	// where the directory is unknown.
+	cwdFree []string
 }
 
 // Classification is what the table says about one argv.
@@ -87,11 +94,14 @@ type Inner struct {
 
 // tableFile is the shape of one knowledge TOML file.
 type tableFile struct {
-	Cmd           map[string]*spec `toml:"cmd"`
-	SafeEnv       []string         `toml:"safe_env"`
-	SafeGitConfig []string         `toml:"safe_git_config"`
-	SystemDirs    []string         `toml:"system_dirs"`
-	GitRepo       *gitRepoTable    `toml:"git_repo"`
+	Cmd     map[string]*spec `toml:"cmd"`
+	SafeEnv []string         `toml:"safe_env"`
+	// ExportedLowercase are NAME or PRE*SUF patterns.
+	ExportedLowercase []string      `toml:"exported_lowercase"`
+	SafeGitConfig     []string      `toml:"safe_git_config"`
+	SystemDirs        []string      `toml:"system_dirs"`
+	CwdFree           []string      `toml:"cwd_free"`
+	GitRepo           *gitRepoTable `toml:"git_repo"`
 	// FlagGroups are shared flag lists (git's diff and revision options)
 	// that commands in the same file include by name.
 	FlagGroups map[string][]flagName `toml:"flag_groups"`
@@ -165,6 +175,11 @@ func (k *Knowledge) Prints(argv0 string) bool {
 	return s != nil && s.Prints
 }
 
+// cwdFreeCommand reports that the command name (a table name, or a
+// declaration builtin) reads nothing of the working directory by itself:
+// what it reads is named by its path operands.
+func (k *Knowledge) cwdFreeCommand(name string) bool { return slices.Contains(k.cwdFree, name) }
+
 // Commands lists the command names (and aliases) the table knows, sorted.
 func (k *Knowledge) Commands() []string {
 	out := make([]string, 0, len(k.cmds))
@@ -204,12 +219,20 @@ func decodeTable(file string, data []byte) (tableFile, error) {
 
 // merge compiles one decoded file into k.
 func (k *Knowledge) merge(file string, data []byte, tf tableFile) error {
-	k.safeEnv = append(k.safeEnv, tf.SafeEnv...)
+	for _, e := range tf.SafeEnv {
+		r, err := compileEnvRule(e)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", file, newLocator(data).line(toml.Key{"safe_env"}), err)
+		}
+		k.safeEnv = append(k.safeEnv, r)
+	}
+	k.exportedLowercase = append(k.exportedLowercase, tf.ExportedLowercase...)
 	k.safeGitConfig = append(k.safeGitConfig, tf.SafeGitConfig...)
 	k.systemDirs = append(k.systemDirs, tf.SystemDirs...)
 	if err := k.mergeGitRepo(tf.GitRepo); err != nil {
 		return fmt.Errorf("%s:%d: %w", file, newLocator(data).line(toml.Key{"git_repo"}), err)
 	}
+	k.cwdFree = append(k.cwdFree, tf.CwdFree...)
 	names := make([]string, 0, len(tf.Cmd))
 	for n := range tf.Cmd {
 		names = append(names, n)

@@ -11,7 +11,7 @@ import (
 var handlerNames = [...]string{"find", "sed", "awk", "shell", "tar", "dd", "git-config", "git-prints-config", "ssh", "builtin", "ip", "jq", "ps", "set", "export", "pager", "man", "date"}
 
 // checkNames are the validators a flag's value may be given.
-var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode", "curl-writeout", "rustc-print"}
+var checkNames = [...]string{"git-config", "http-method", "curl-form", "curl-urlencode", "curl-writeout", "rustc-print", "env-name"}
 
 // rustcPrints are the rustc --print kinds that only describe the
 // compiler or a target: rustc prints them and stops before compiling
@@ -208,7 +208,18 @@ func (r *run) spec(s *spec, args []Word) {
 			cwd = optAccess{}
 		}
 	}
+	follows, noFollow := s.Follows, false
+	for _, h := range p.hits {
+		if e := h.def.eff; e != nil && !h.negated {
+			follows = follows || e.Follows
+			noFollow = noFollow || e.NoFollow
+		}
+	}
+	before := len(r.paths)
 	r.operands(s, p, recursive, retarget)
+	if follows && !noFollow && recursive {
+		r.followLinks(before)
+	}
 	if s.ReadsEnv && len(p.rest) == 0 {
 		r.readsEnv()
 	}
@@ -376,6 +387,12 @@ func (r *run) applyHit(s *spec, h hit) {
 		if !inList(rustcPrints[:], v.Value) {
 			r.fail("rustc --print " + v.Value + " is not modelled")
 		}
+	case "env-name":
+		// env -u NAME removes a variable: the same allowlist as
+		// setting it.
+		if !r.k.envAllowed(v.Value, nil) {
+			r.fail(r.prog.Name + " " + h.name + " " + v.Value + " removes a variable not on safe_env")
+		}
 	case "curl-form":
 		// name=@file uploads a file, name=<file sends its content.
 		if _, val, ok := strings.Cut(v.Value, "="); ok && len(val) > 1 && (val[0] == '@' || val[0] == '<') {
@@ -393,9 +410,29 @@ func (r *run) applyHit(s *spec, h hit) {
 	}
 }
 
+// followLinks marks the recursive paths from index from on as followed
+// through symbolic links. With none, the tool walks the working
+// directory (grep -R x, rg -L x, du -L).
+func (r *run) followLinks(from int) {
+	found := false
+	for i := from; i < len(r.paths); i++ {
+		if r.paths[i].Recursive {
+			r.paths[i].Follows = true
+			found = true
+		}
+	}
+	if !found {
+		dir := Word{Value: ".", Literal: true, Pos: r.prog.Pos}
+		if r.dir != nil {
+			dir = *r.dir
+		}
+		r.paths = append(r.paths, PathArg{Word: dir, Access: Read, Recursive: true, Follows: true})
+	}
+}
+
 // readsEnv records that the program shows the process environment.
 func (r *run) readsEnv() {
-	r.paths = append(r.paths, PathArg{Word: Word{Value: "/proc/self/environ", Literal: true, Pos: r.prog.Pos}, Access: Read})
+	r.paths = append(r.paths, PathArg{Word: Word{Value: EnvironPath, Literal: true, Pos: r.prog.Pos}, Access: Read})
 }
 
 // flagPath records a path given as a flag's argument.
@@ -646,8 +683,9 @@ func (r *run) parse(s *spec, args []Word) parsed {
 			at := restIndex(p.slots)
 			if at >= 0 && len(p.ops) == at {
 				if s.EnvAssign && isAssignment(a) {
-					if !r.k.safeEnvName(a[:strings.IndexByte(a, '=')]) {
-						r.fail(s.name + " sets " + a[:strings.IndexByte(a, '=')])
+					name, value, _ := strings.Cut(a, "=")
+					if !r.k.envAllowed(name, &Word{Value: value, Literal: true}) {
+						r.fail(s.name + " sets " + name)
 						return p
 					}
 					continue
@@ -1006,21 +1044,6 @@ func (r *run) finish() Classification {
 	c.Program.Financial = financialNames[fin]
 	c.Program.Irreversible = irreversible
 	return c
-}
-
-// safeEnvName reports whether env or sudo may set name without changing
-// what the program runs.
-func (k *Knowledge) safeEnvName(name string) bool {
-	for _, p := range k.safeEnv {
-		if pre, ok := strings.CutSuffix(p, "*"); ok {
-			if strings.HasPrefix(name, pre) {
-				return true
-			}
-		} else if name == p {
-			return true
-		}
-	}
-	return false
 }
 
 // safeGitKey reports whether git -c name=value is in the allowlist. Keys

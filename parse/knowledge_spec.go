@@ -41,6 +41,9 @@ type spec struct {
 	SafeWith []string `toml:"safe_with"`
 	// Recursive marks every path operand recursive.
 	Recursive bool `toml:"recursive"`
+	// Follows marks a tool whose recursion follows symbolic links by
+	// default (zip -r, diff -r); a flag's no_follow turns it off.
+	Follows bool `toml:"follows"`
 	// Cwd is the access to the working directory (or the directory a -C
 	// style flag names) that the program has without naming it: git
 	// commit updates the repository, wget creates a file in it.
@@ -111,6 +114,11 @@ type effect struct {
 	Irreversible bool      `toml:"irreversible"`
 	Privileged   bool      `toml:"privileged"`
 	Recursive    bool      `toml:"recursive"`
+	// Follows makes the recursion follow symbolic links (grep -R, rg
+	// -L, du -L); NoFollow stops a tool that follows by default (zip
+	// -y, diff --no-dereference).
+	Follows  bool `toml:"follows"`
+	NoFollow bool `toml:"no_follow"`
 	// Path is the access to the flag's argument, which is a path.
 	Path optAccess `toml:"path"`
 	// AtPath is the access to the flag's argument when it starts with @

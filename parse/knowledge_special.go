@@ -197,11 +197,12 @@ opts:
 }
 
 // shellOptions are set -o and shopt names a shell may be started with;
-// none changes what the script text means.
+// none changes what the script text means (allexport would: every
+// assignment of the script is exported).
 var shellOptions = [...]string{
 	"errexit", "nounset", "pipefail", "xtrace", "verbose", "noglob",
-	"noclobber", "posix", "allexport", "noexec", "errtrace", "functrace",
-	"nullglob", "failglob", "dotglob", "globstar", "nocaseglob", "lastpipe",
+	"noclobber", "posix", "noexec", "errtrace", "functrace",
+	"nullglob", "failglob", "dotglob", "globstar", "nocaseglob",
 	"inherit_errexit", "extglob",
 }
 
@@ -262,7 +263,13 @@ func (r *run) shell(s *spec, args []Word) {
 			case c == 's':
 				r.fail(s.name + " -s reads commands from stdin")
 				return
-			case strings.IndexByte("aeuxvnfhCbmBEHPTr", c) >= 0:
+			case c == 'a':
+				// allexport: every assignment of the script is
+				// exported, which the analysis of the script
+				// does not know.
+				r.fail(s.name + " -a exports every assignment")
+				return
+			case strings.IndexByte("euxvnfhCbmBEHPTr", c) >= 0:
 			default:
 				r.fail("unknown flag -" + string(rune(c)) + " for " + s.name)
 				return
@@ -331,8 +338,31 @@ func (r *run) builtin(p parsed) {
 			assigned = p.ops[1:2]
 		}
 	}
+	if name == "unset" {
+		// unset removes a variable (or with -f a function): the
+		// name goes through the same allowlist as setting it.
+		functions := false
+		for _, h := range p.ops {
+			switch {
+			case h.Value == "-f":
+				functions = true
+			case h.Value == "-v" || h.Value == "-n":
+			default:
+				if !functions {
+					assigned = append(assigned, h)
+				}
+			}
+		}
+	}
 	for _, w := range assigned {
-		if !r.k.safeEnvName(w.Value) && strings.ToLower(w.Value) != w.Value {
+		// A private lower-case name, or one of safe_env. read and
+		// getopts assign a value only known at run time; unset
+		// gives none.
+		var v *Word
+		if name != "unset" {
+			v = &Word{Why: name}
+		}
+		if !r.k.shellVarAllowed(w.Value, v, false) {
 			r.fail(name + " assigns " + w.Value)
 			return
 		}
@@ -374,6 +404,8 @@ func (r *run) ps(p parsed) {
 const setLetters = "euxvfCETabmnhP"
 
 // setOptions are the set -o and shopt names allowed, for the same reason.
+// lastpipe is not: it runs a pipeline's last command in this shell, so a
+// cd there (true | cd dir) moves every later command.
 // dotglob, globstar and nocaseglob are not: narrowd proves pathname
 // patterns under bash's default matching (a leading dot is matched only
 // explicitly, ** is *, case matters), and they would change what a
@@ -381,7 +413,7 @@ const setLetters = "euxvfCETabmnhP"
 var setOptions = [...]string{
 	"errexit", "nounset", "pipefail", "xtrace", "verbose", "noglob", "noclobber",
 	"errtrace", "functrace", "allexport", "noexec", "notify", "monitor", "hashall",
-	"physical", "nullglob", "failglob", "nocasematch", "lastpipe", "inherit_errexit",
+	"physical", "nullglob", "failglob", "nocasematch", "inherit_errexit",
 }
 
 // set checks set and shopt words (see setLetters and setOptions).
@@ -429,15 +461,22 @@ func (r *run) set(p parsed) {
 	}
 }
 
-// export allows NAME=VALUE and NAME for safe_env names, and -p.
+// export judges export reached through builtin or command (the
+// analyzer judges a plain export itself): NAME=VALUE and NAME must pass
+// the environment allowlist, and export alone or -p prints the
+// environment.
 func (r *run) export(p parsed) {
 	if len(p.ops) == 0 || (len(p.ops) == 1 && p.ops[0].Value == "-p") {
 		r.readsEnv()
 		return
 	}
 	for _, w := range p.ops {
-		name, _, _ := strings.Cut(w.Value, "=")
-		if !isAssignment(name+"=") || !r.k.safeEnvName(name) {
+		name, value, hasValue := strings.Cut(w.Value, "=")
+		var v *Word
+		if hasValue {
+			v = &Word{Value: value, Literal: true}
+		}
+		if !isAssignment(name+"=") || !r.k.envAllowed(name, v) {
 			r.fail("export " + name + " changes what later programs run")
 			return
 		}

@@ -360,7 +360,10 @@ func TestClassifyWrappers(t *testing.T) {
 		{name: "env-safe-assign", cmd: "env LC_ALL=C sort f", known: true, wrapper: "env", inner: "argv:sort f"},
 		{name: "env-split-string", cmd: "env -S 'sh -c x'", known: false, why: "env -S"},
 		{name: "env-ignore-environment", cmd: "env -i ls", known: true, inner: "argv:ls"},
-		{name: "env-unset", cmd: "env -u HOME ls", known: true, inner: "argv:ls"},
+		{name: "env-unset", cmd: "env -u LANG ls", known: true, inner: "argv:ls"},
+		{name: "env-unset-home", cmd: "env -u HOME ls", known: false, why: "env -u HOME removes a variable not on safe_env"},
+		{name: "env-unlisted", cmd: "env FOO=1 rg x", known: false, why: "env sets FOO"},
+		{name: "env-lang-path", cmd: "env LC_ALL=/tmp/x sort a", known: false, why: "env sets LC_ALL"},
 		{name: "env-chdir", cmd: "env -C /tmp ls", known: false, why: "env -C"},
 		{name: "env-print", cmd: "env", known: true, mut: "read", wrapper: "-", paths: "read /proc/self/environ"},
 		{name: "env-command-no-environ", cmd: "env ls", known: true, paths: "-"},
@@ -385,7 +388,8 @@ func TestClassifyWrappers(t *testing.T) {
 		{name: "alias-defines-code", cmd: "alias ls='rm -rf'", known: false, why: "alias defines code"},
 		{name: "cd-reads", cmd: "cd src", known: true, paths: "read src"},
 		{name: "export-unknown", cmd: "export PATH=/tmp", known: false},
-		{name: "export-safe", cmd: "export CI=1 NODE_ENV=test", known: true},
+		{name: "export-safe", cmd: "export CI=1 LANG=C", known: true},
+		{name: "export-unlisted", cmd: "export RIPGREP_CONFIG_PATH=/tmp/x", known: false, why: "export RIPGREP_CONFIG_PATH changes what later programs run"},
 		{name: "export-function", cmd: "export -f f", known: false},
 		{name: "declare-unknown", cmd: "declare -x A=1", known: false},
 		{name: "set-euo-pipefail", cmd: "set -euo pipefail", known: true, mut: "read"},
@@ -1113,4 +1117,100 @@ func TestClassifyAdversarial(t *testing.T) {
 		{name: "docker-host-remote", cmd: "docker -H tcp://h:2375 ps", known: true, net: "internet"},
 		{name: "kubectl-kubeconfig", cmd: "kubectl --kubeconfig /tmp/k get pods", known: true, paths: "read /tmp/k"},
 	})
+}
+
+// TestFollowsLinks pins which recursive reads follow symbolic links
+// inside the tree, by the real tools' documentation and, for grep, du,
+// ls, cp, tar, zip and diff, by the oracle in proofs (walk_test.go): each
+// such path is Follows, and one with no operand walks the working
+// directory.
+func TestFollowsLinks(t *testing.T) {
+	t.Parallel()
+	k, err := DefaultKnowledge()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		cmd     string
+		follows []string // the paths marked Follows
+	}{
+		{"grep -r x src", nil},
+		{"grep -R x src", []string{"src"}},
+		{"grep -R x", []string{"."}},
+		{"grep --dereference-recursive x a b", []string{"a", "b"}},
+		{"rg x src", nil},
+		{"rg -L x src", []string{"src"}},
+		{"rg --follow x", []string{"."}},
+		{"du -sh .", nil},
+		{"du -L", []string{"."}},
+		{"ls -R", nil},
+		{"ls -L src", nil},
+		{"ls -RL src", []string{"src"}},
+		{"tree src", nil},
+		{"tree -l src", []string{"src"}},
+		{"cp -r a b", nil},
+		{"cp -rL a b", []string{"a", "b"}},
+		{"zip -r out.zip src", []string{"out.zip", "src"}},
+		{"zip -ry out.zip src", nil},
+		{"diff -r a b", []string{"a", "b"}},
+		{"diff -r --no-dereference a b", nil},
+		{"diff a b", nil},
+		{"tar -czf out.tgz src", nil},
+		{"tar -chzf out.tgz src", []string{"src"}},
+		{"chmod -R -L u+w src", []string{"src"}},
+		{"fd -L x", []string{"."}},
+		{"ag -f x src", []string{"src"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.cmd, func(t *testing.T) {
+			t.Parallel()
+			var argv []Word
+			for _, f := range strings.Fields(tc.cmd) {
+				argv = append(argv, Word{Value: f, Literal: true})
+			}
+			c := k.Classify(argv)
+			if !c.Program.Known {
+				t.Fatalf("%q unknown: %s", tc.cmd, c.Program.Why)
+			}
+			var got []string
+			for _, pa := range c.Program.Paths {
+				if pa.Follows {
+					got = append(got, pa.Word.Value)
+				}
+			}
+			if !slices.Equal(got, tc.follows) {
+				t.Errorf("%q follows links under %q, want %q", tc.cmd, got, tc.follows)
+			}
+		})
+	}
+}
+
+// TestSafeEnvEntries: a safe_env entry that is not a variable name, a
+// prefix with an exact value, or an unknown value class is refused with
+// its line.
+func TestSafeEnvEntries(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		entry string
+		ok    bool
+	}{
+		{"LANG", true},
+		{"LC_*", true},
+		{"LC_*=<word>", true},
+		{"PAGER=cat", true},
+		{"PAGER=", true},
+		{"A-B", false},
+		{"=x", false},
+		{"LC_*=C", false},
+		{"LANG=<locale>", false},
+		{"1X", false},
+	} {
+		_, err := LoadKnowledge([]byte("# comment\nsafe_env = [\"" + tc.entry + "\"]\n"))
+		if (err == nil) != tc.ok {
+			t.Errorf("safe_env %q: error %v, want ok %v", tc.entry, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "knowledge:2:") {
+			t.Errorf("safe_env %q: error %q does not name line 2", tc.entry, err)
+		}
+	}
 }

@@ -76,6 +76,8 @@ func (r *run) tar(p parsed) {
 				a = Delete
 			}
 			r.addPath(r.resolve(op), a, true)
+			// -h archives what each symbolic link points to.
+			r.paths[len(r.paths)-1].Follows = p.hasHit("-h")
 		}
 	case "-A":
 		for _, op := range p.ops {

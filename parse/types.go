@@ -103,6 +103,10 @@ type PathArg struct {
 	// Recursive reports that the access reaches everything under the path
 	// (rm -r, cp -r, chmod -R, grep -r, find).
 	Recursive bool
+	// Follows reports a recursive access that follows symbolic links
+	// inside the tree (grep -R, rg -L, du -L, zip -r, diff -r): what it
+	// reaches is known only by walking the tree.
+	Follows bool
 }
 
 // Net is how far a program can reach over the network.

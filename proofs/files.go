@@ -67,6 +67,7 @@ func onePath(c *claims, input map[string]any, field, cwd string, ps Paths, kind,
 			writeRaises(c, ps, w, name, kind == rules.InputDelete)
 		}
 	}
+	rawRaises(c, ps, cwd, name)
 }
 
 // searchRoot narrows a glob, grep or listing to bulk when its root is
@@ -127,6 +128,7 @@ func allInside(c *claims, ps Paths, cwd string, paths []string, what string) boo
 		}
 		c.add("path-inside", rules.Proven, p, fmt.Sprintf("%s%s stays under workspace %s", what, w.Abs, w.Root), effectNone)
 		pathRaises(c, ps, w, p)
+		rawRaises(c, ps, cwd, p)
 	}
 	return true
 }

@@ -570,7 +570,8 @@ func (ps Paths) escape(root, abs string, depth int) string {
 	return ""
 }
 
-// ReadDir lists a directory, for the trees a copy or move relocates.
+// ReadDir lists a directory: the trees a copy or move relocates, and
+// those a recursive read that follows links walks.
 func (OSDisk) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
 
 // ReadFile reads a file, for the few files narrowd reads itself.

@@ -31,6 +31,7 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 	}
 	proven := len(a.Unproven) == 0
 	shellOwnFiles(&c, a, cwd, ps)
+	walkBudget := walkMaxEntries
 	for _, p := range a.Programs {
 		for _, pa := range p.Paths {
 			if v := pa.Word.Value; strings.HasPrefix(v, "/dev/tcp/") || strings.HasPrefix(v, "/dev/udp/") {
@@ -39,6 +40,9 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 				c.add("network-redirect", rules.Proven, v, "bash connects to the network for /dev/tcp and /dev/udp", effectNone)
 				proven = false
 			}
+		}
+		if p.Known && !followedTrees(&c, p, cwd, ps, &walkBudget) {
+			proven = false
 		}
 		switch {
 		case !p.Known:
@@ -150,6 +154,12 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 		case parse.Overwrite:
 			overwritten = true
 		}
+		if pa.Word.Literal && name == parse.EnvironPath && pa.Access == parse.Read {
+			// env, printenv, export -p, declare -p, set: the
+			// environment and the shell's variables hold tokens
+			// like a secret file does.
+			c.add("sensitive-name", rules.Guess, name, "prints the environment or shell variables, which hold secrets", raise(rules.Scope))
+		}
 		w := ps.Resolve(cwd, name)
 		if pa.Word.Glob && globClimbs(name) {
 			w = Where{Why: "a segment of the pattern matches .. (it can list the parent directory)"}
@@ -171,6 +181,7 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 				c.add(KindStandingConfig, rules.Proven, name, why+"; "+p.Name+" puts it under a new name, a later way to change it or a place another tool loads it from", raise(rules.Scope))
 			}
 		}
+		rawRaises(c, ps, cwd, name)
 		if pa.Word.Glob {
 			globRaises(c, ps, w, name)
 		}
