@@ -75,6 +75,7 @@ type rule struct {
 	sampleDep bool
 	factMask  uint8
 	kinds     []string
+	commands  []string
 }
 
 // noMatch is the decision when no rule matched.
@@ -228,6 +229,9 @@ func (p *Profile) Decide(in Input) Decision {
 		if unlabelled && !r.unlabelled {
 			continue
 		}
+		// p.order puts sandbox and allow rules last: from here on,
+		// no rule sees unproven text.
+		act.restrict(r.Then)
 		match, ok := r.eval(act)
 		if !ok {
 			if failed == nil {
@@ -482,6 +486,7 @@ func (c *compiler) rule(env *cel.Env, i int, m map[string]any, seen map[string]i
 			ok = false
 		}
 	}
+	then := Deny // the outcome when known; deny reads everything
 	if v, has := m["then"]; has {
 		line := blk.keyLine("then")
 		if s, isStr := c.str(line, r.ID, name+": then", v); isStr {
@@ -491,6 +496,9 @@ func (c *compiler) rule(env *cel.Env, i int, m map[string]any, seen map[string]i
 				ok = false
 			}
 			r.Then = o
+			if err == nil {
+				then = o
+			}
 		} else {
 			ok = false
 		}
@@ -514,12 +522,12 @@ func (c *compiler) rule(env *cel.Env, i int, m map[string]any, seen map[string]i
 			return nil
 		}
 		r.When, r.whenLine = s, line
-		compiled, good := c.compileWhen(env, line, blk.whenMulti, blk.whenNextLine, name, r.ID, s)
+		compiled, good := c.compileWhen(env, line, blk.whenMulti, blk.whenNextLine, then, name, r.ID, s)
 		if !good {
 			return nil
 		}
 		r.prog, r.unlabelled = compiled.prog, compiled.unlabelled
-		r.sampleDep, r.factMask, r.kinds = compiled.sampleDep, compiled.factMask, compiled.kinds
+		r.sampleDep, r.factMask, r.kinds, r.commands = compiled.sampleDep, compiled.factMask, compiled.kinds, compiled.commands
 	}
 	if !ok || r.prog == nil {
 		return nil
@@ -533,12 +541,15 @@ type compiledWhen struct {
 	sampleDep  bool
 	factMask   uint8
 	kinds      []string
+	commands   []string
 }
 
 // compileWhen compiles one `when`. line is the line of the when key;
 // multi reports a multi-line string, whose lines are the file's, and
-// nextLine that the expression starts on the line after the key.
-func (c *compiler) compileWhen(env *cel.Env, line int, multi, nextLine bool, name, id, src string) (compiledWhen, bool) {
+// nextLine that the expression starts on the line after the key. then is
+// the rule's outcome: a rule that lets a call run may not read unproven
+// text (see cel.go).
+func (c *compiler) compileWhen(env *cel.Env, line int, multi, nextLine bool, then Outcome, name, id, src string) (compiledWhen, bool) {
 	at := func(exprLine int) int {
 		if line == 0 || !multi {
 			return line
@@ -564,6 +575,13 @@ func (c *compiler) compileWhen(env *cel.Env, line int, multi, nextLine bool, nam
 		return compiledWhen{}, false
 	}
 	facts := walkWhen(checked.NativeRep().Expr())
+	switch then {
+	case Allow:
+		facts.problems = append(facts.problems, facts.inputReads...)
+		facts.problems = append(facts.problems, facts.evidenceReads...)
+	case Sandbox:
+		facts.problems = append(facts.problems, facts.inputReads...)
+	}
 	if len(facts.problems) > 0 {
 		info := checked.NativeRep().SourceInfo()
 		for _, p := range facts.problems {
@@ -584,7 +602,7 @@ func (c *compiler) compileWhen(env *cel.Env, line int, multi, nextLine bool, nam
 		c.add(line, id, "%s: when: %v", name, err)
 		return compiledWhen{}, false
 	}
-	return compiledWhen{prog: prog, unlabelled: facts.unlabelled, sampleDep: facts.sampleDep, factMask: facts.factMask, kinds: facts.kinds}, true
+	return compiledWhen{prog: prog, unlabelled: facts.unlabelled, sampleDep: facts.sampleDep, factMask: facts.factMask, kinds: facts.kinds, commands: facts.commands}, true
 }
 
 // column formats a CEL column (0-based, negative when unknown) for a

@@ -146,7 +146,7 @@ func FuzzDecide(f *testing.F) {
 			Key:      "claude/" + tool,
 			Ceiling:  &ceiling,
 			Narrowed: &narrowed,
-			Evidence: []Evidence{{Kind: kind, Strength: Strength(strength % 5), Subject: command}},
+			Evidence: []Evidence{{Kind: EvidenceKind(kind), Strength: Strength(strength % 5), Subject: command}},
 			Session:  Session{Known: known, Called: map[string]bool{kind: true}, Tools: []string{tool}},
 		}
 		if unlabelled {
