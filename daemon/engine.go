@@ -167,8 +167,8 @@ func (e *Engine) JudgeAs(id string, call rules.Call, sess rules.Session) (v rule
 	in := rules.Input{Call: &call, Key: key, Session: sess}
 	if entry == nil {
 		v.Evidence = []rules.Evidence{{
-			Kind: "unlabelled", Strength: rules.Proven, Subject: key,
-			Detail: e.unlabelledWhy(call), Effect: "none",
+			Kind: rules.KindUnlabelled, Strength: rules.Proven, Subject: key,
+			Detail: e.unlabelledWhy(call), Effect: rules.NoEffect,
 		}}
 		in.Evidence = v.Evidence
 		v.Decision = e.profile.Decide(in)
@@ -219,15 +219,15 @@ func findings(ev []rules.Evidence) string {
 	var parts []string
 	for _, e := range ev {
 		switch e.Kind {
-		case "parse-error", "unproven", "unknown-command", "privileged", "runs-code",
-			"path-outside", "sensitive-name", "sensitive-word", "link-escape",
-			"git-config-runs-code", "network-redirect", "pattern-escapes", "missing-argument":
+		case rules.KindParseError, rules.KindUnproven, rules.KindUnknownCommand, rules.KindPrivileged, rules.KindRunsCode,
+			rules.KindPathOutside, rules.KindSensitiveName, rules.KindSensitiveWord, rules.KindLinkEscape,
+			rules.KindGitConfigRunsCode, rules.KindNetworkRedirect, rules.KindPatternEscapes, rules.KindMissingArgument:
 		default:
 			continue
 		}
-		part := e.Kind + ": " + e.Subject
-		if e.Kind == "path-outside" || e.Kind == "parse-error" || e.Kind == "link-escape" || e.Kind == "git-config-runs-code" {
-			part = e.Kind + ": " + e.Detail
+		part := string(e.Kind) + ": " + e.Subject
+		if e.Kind == rules.KindPathOutside || e.Kind == rules.KindParseError || e.Kind == rules.KindLinkEscape || e.Kind == rules.KindGitConfigRunsCode {
+			part = string(e.Kind) + ": " + e.Detail
 		}
 		if len(part) > 160 {
 			part = part[:160] + "…"
@@ -273,11 +273,11 @@ func (e *Engine) evidence(spec rules.InputSpec, call rules.Call, mcp, targets bo
 	if spec.Kind == rules.InputShell {
 		var dir, why string
 		if cwd, dir, why = shellDir(spec, call, ps); why != "" {
-			return []rules.Evidence{{Kind: "path-outside", Strength: rules.Proven, Subject: dir, Detail: why, Effect: "none"}}, nil, false
+			return []rules.Evidence{{Kind: rules.KindPathOutside, Strength: rules.Proven, Subject: dir, Detail: why, Effect: rules.NoEffect}}, nil, false
 		}
 		cmd, ok := call.Input[spec.Field].(string)
 		if !ok {
-			return []rules.Evidence{{Kind: "missing-argument", Strength: rules.Proven, Subject: spec.Field, Detail: "the command argument is missing or not a string", Effect: "none"}}, nil, false
+			return []rules.Evidence{{Kind: rules.KindMissingArgument, Strength: rules.Proven, Subject: spec.Field, Detail: "the command argument is missing or not a string", Effect: rules.NoEffect}}, nil, false
 		}
 		a := e.analyses.Analyze(cmd)
 		if targets {

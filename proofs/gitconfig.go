@@ -122,6 +122,6 @@ func scanGitConfig(name string, b []byte) string {
 // repository's config names.
 func gitConfigEvidence(c *claims, why string) {
 	for _, d := range rules.Dims() {
-		c.add("git-config-runs-code", rules.PointInTime, ".git/config", why, raise(d))
+		c.add(rules.KindGitConfigRunsCode, rules.PointInTime, ".git/config", why, raise(d))
 	}
 }

@@ -981,7 +981,8 @@ func (f *exprFacts) checkKind(lit ast.Expr, s string) {
 // nearestKind is the kind closest to s in edit distance, if close enough
 // to be a typo.
 func nearestKind(s string) (EvidenceKind, bool) {
-	best, bestD := EvidenceKind(""), 4
+	var best EvidenceKind
+	bestD := 4
 	for _, k := range evidenceKinds {
 		if d := editDistance(strings.ToLower(s), string(k)); d < bestD {
 			best, bestD = k, d
