@@ -188,6 +188,7 @@ func (e *Engine) JudgeAs(id string, call rules.Call, sess rules.Session) (v rule
 	v.Ceiling, v.Narrowed = &ceiling, &narrowed
 
 	in.Ceiling, in.Narrowed, in.Evidence = &ceiling, &narrowed, v.Evidence
+	in.Command = e.shellCommand(entry.Input, call, mcp)
 	v.Decision = e.finish(e.profile.Decide(in))
 	if v.Decision.Outcome != rules.Allow {
 		v.Decision.Reason += findings(v.Evidence)

@@ -452,6 +452,9 @@ func (e *Engine) sandboxed(call rules.Call, sess rules.Session, v rules.Verdict)
 	ev := append(slices.Clone(v.Evidence), pendingSandbox()...)
 	narrowed := proofs.Narrow(*v.Ceiling, ev)
 	in := rules.Input{Call: &call, Key: v.Key, Session: sess, Ceiling: v.Ceiling, Narrowed: &narrowed, Evidence: ev}
+	if entry, found := e.catalog.Lookup(call.Agent, call.Tool); found {
+		in.Command = e.shellCommand(entry.Input, call, false)
+	}
 	d := e.profile.Decide(in)
 	if d.Outcome != rules.Sandbox {
 		return v

@@ -612,7 +612,22 @@ func commandMatches(cv, pattern ref.Val, exact bool) ref.Val {
 	if !ok {
 		return types.NewErr("command pattern must be a string")
 	}
-	return types.Bool(commandIs(c.in.Command, string(p), exact))
+	return types.Bool(commandIs(c.in.Command, string(p), exact) && argumentsProven(c.in.Evidence))
+}
+
+// argumentsProven reports that nothing narrowd found about the call's
+// arguments holds it back: no evidence raises a label (a sensitive name,
+// a link out of the workspace, repository configuration that runs code)
+// and no path is outside the workspace. command_is says what program
+// runs; this keeps it from also granting what the program is pointed at
+// (command_is("cat") is not cat /home/me/notes).
+func argumentsProven(ev []Evidence) bool {
+	for i := range ev {
+		if _, raises := ev[i].Effect.Raised(); raises || ev[i].Kind == KindPathOutside {
+			return false
+		}
+	}
+	return true
 }
 
 // commandIs reports whether cmd's words start with (or, when exact, are)
@@ -683,6 +698,9 @@ type exprFacts struct {
 	// commands are the patterns of command_is and command_exactly, for
 	// the tighten-only check's command sample.
 	commands []string
+	// usesCommand reports that the condition may read the
+	// [ShellCommand] fact, which the engine then computes.
+	usesCommand bool
 	// inputReads are the places the condition reads call.input, and
 	// evidenceReads those where it reads an evidence's subject or
 	// detail: text narrowd has not proven, problems only in a rule that
@@ -769,6 +787,7 @@ func (f *exprFacts) walk(e ast.Expr, bound map[string]bool) {
 			// Used whole (iterated, compared, sized): anything about the
 			// call may matter.
 			f.sampleDep, f.factMask = true, allFacts
+			f.usesCommand = f.usesCommand || name == varCall
 		case name == varEvidence || name == varSession:
 			f.sampleDep = true
 		}
@@ -792,8 +811,10 @@ func (f *exprFacts) walk(e ast.Expr, bound map[string]bool) {
 			// The helper macros pass call: the helpers read the labels,
 			// and has_evidence and proven the evidence.
 			switch c.FunctionName() {
-			case fnHasEvidence, fnProven, fnCommandIs, fnCommandExactly:
+			case fnHasEvidence, fnProven:
 				f.sampleDep = true
+			case fnCommandIs, fnCommandExactly:
+				f.sampleDep, f.usesCommand = true, true
 			}
 			args = args[1:]
 		}
@@ -897,7 +918,7 @@ func (f *exprFacts) checkField(e ast.Expr, v, field string) {
 			f.inputReads = append(f.inputReads, textRead(e, "call.input"))
 		}
 		if field == keyProgram || field == keyArgv {
-			f.sampleDep = true
+			f.sampleDep, f.usesCommand = true, true
 		}
 		if !slices.Contains(callKeys, field) && !slices.Contains(labelKeys, field) && !slices.Contains(commandKeys, field) {
 			f.errorf(e, "call has no field %q", field)

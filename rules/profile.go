@@ -47,6 +47,7 @@ type Profile struct {
 	sensitive   []string
 	rules       []*rule // file order
 	order       []*rule // evaluation order: deny, ask, sandbox, allow; file order within each
+	usesCommand bool
 }
 
 // Rule is one rule of a profile as written, for display.
@@ -76,6 +77,8 @@ type rule struct {
 	factMask  uint8
 	kinds     []string
 	commands  []string
+	// usesCommand reports that `when` may read [Input.Command].
+	usesCommand bool
 }
 
 // noMatch is the decision when no rule matched.
@@ -193,6 +196,11 @@ func (p *Profile) Sensitive() []string { return append([]string(nil), p.sensitiv
 
 // Workspaces returns the extra workspace roots the profile declares.
 func (p *Profile) Workspaces() []string { return append([]string(nil), p.workspaces...) }
+
+// UsesCommand reports that some rule may read [Input.Command]
+// (command_is, command_exactly, call.program, call.argv): the engine
+// computes that fact only then.
+func (p *Profile) UsesCommand() bool { return p.usesCommand }
 
 // Rules returns the profile's rules in file order.
 func (p *Profile) Rules() []Rule {
@@ -382,6 +390,9 @@ func (c *compiler) compile(data []byte) *Profile {
 			}
 		}
 	}
+	for _, r := range p.rules {
+		p.usesCommand = p.usesCommand || r.usesCommand
+	}
 	return p
 }
 
@@ -528,6 +539,7 @@ func (c *compiler) rule(env *cel.Env, i int, m map[string]any, seen map[string]i
 		}
 		r.prog, r.unlabelled = compiled.prog, compiled.unlabelled
 		r.sampleDep, r.factMask, r.kinds, r.commands = compiled.sampleDep, compiled.factMask, compiled.kinds, compiled.commands
+		r.usesCommand = compiled.usesCommand
 	}
 	if !ok || r.prog == nil {
 		return nil
@@ -536,12 +548,13 @@ func (c *compiler) rule(env *cel.Env, i int, m map[string]any, seen map[string]i
 }
 
 type compiledWhen struct {
-	prog       cel.Program
-	unlabelled bool
-	sampleDep  bool
-	factMask   uint8
-	kinds      []string
-	commands   []string
+	prog        cel.Program
+	unlabelled  bool
+	sampleDep   bool
+	factMask    uint8
+	kinds       []string
+	commands    []string
+	usesCommand bool
 }
 
 // compileWhen compiles one `when`. line is the line of the when key;
@@ -602,7 +615,7 @@ func (c *compiler) compileWhen(env *cel.Env, line int, multi, nextLine bool, the
 		c.add(line, id, "%s: when: %v", name, err)
 		return compiledWhen{}, false
 	}
-	return compiledWhen{prog: prog, unlabelled: facts.unlabelled, sampleDep: facts.sampleDep, factMask: facts.factMask, kinds: facts.kinds, commands: facts.commands}, true
+	return compiledWhen{prog: prog, unlabelled: facts.unlabelled, sampleDep: facts.sampleDep, factMask: facts.factMask, kinds: facts.kinds, commands: facts.commands, usesCommand: facts.usesCommand}, true
 }
 
 // column formats a CEL column (0-based, negative when unknown) for a
