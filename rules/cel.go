@@ -93,6 +93,8 @@ const (
 	fieldSubject     = "subject"
 	fieldDetail      = "detail"
 	fieldKind        = "kind"
+	fieldEffect      = "effect"
+	fieldStrength    = "strength"
 )
 
 // helperMacros maps each helper to its hidden function and argument count.
@@ -504,8 +506,8 @@ func (a *activation) ResolveName(name string) (any, bool) {
 					subject, detail = "", ""
 				}
 				list[i] = types.NewStringStringMap(types.DefaultTypeAdapter, map[string]string{
-					fieldKind: string(e.Kind), "strength": e.Strength.String(), fieldSubject: subject,
-					fieldDetail: detail, "effect": string(e.Effect),
+					fieldKind: string(e.Kind), fieldStrength: e.Strength.String(), fieldSubject: subject,
+					fieldDetail: detail, fieldEffect: string(e.Effect),
 				})
 			}
 			a.evidence = types.NewRefValList(types.DefaultTypeAdapter, list)
@@ -1042,22 +1044,33 @@ func (f *exprFacts) checkKindValue(sel, lit ast.Expr) {
 		return
 	}
 	var operand ast.Expr
+	var field string
 	switch sel.Kind() {
 	case ast.SelectKind:
-		if sel.AsSelect().FieldName() != fieldKind {
-			return
-		}
-		operand = sel.AsSelect().Operand()
+		field, operand = sel.AsSelect().FieldName(), sel.AsSelect().Operand()
 	case ast.CallKind:
-		if k, ok := indexLit(sel.AsCall()); !ok || k != fieldKind {
+		k, ok := indexLit(sel.AsCall())
+		if !ok {
 			return
 		}
-		operand = sel.AsCall().Args()[0]
+		field, operand = k, sel.AsCall().Args()[0]
 	default:
 		return
 	}
-	if operand.Kind() == ast.IdentKind && f.evVars[operand.AsIdent()] {
+	if operand.Kind() != ast.IdentKind || !f.evVars[operand.AsIdent()] {
+		return
+	}
+	switch field {
+	case fieldKind:
 		f.checkKind(lit, s)
+	case fieldEffect:
+		if !Effect(s).Valid() {
+			f.errorf(lit, "no evidence has effect %q (want none, LABEL<=VALUE, fact:FACT=false or raise:LABEL)", s)
+		}
+	case fieldStrength:
+		if !slices.Contains(strengthNames[:], s) {
+			f.errorf(lit, "unknown evidence strength %q (want one of %s)", s, strings.Join(strengthNames[:], ", "))
+		}
 	}
 }
 
@@ -1106,8 +1119,14 @@ func (f *exprFacts) checkCall(e ast.Expr, c ast.CallExpr, bound map[string]bool)
 		}
 	case fnHasEvidence, fnProven:
 		if len(args) == 2 {
+			// A kind computed at run time could be any string, one
+			// narrowd never emits among them: only a literal is
+			// checked, so only a literal is accepted.
 			if s, ok := stringLit(args[1]); ok {
 				f.checkKind(args[1], s)
+			} else {
+				name := strings.TrimPrefix(c.FunctionName(), "@")
+				f.errorf(args[1], "%s takes a string literal naming an evidence kind, such as %s(\"path-inside\")", name, name)
 			}
 		}
 	case fnCommandIs, fnCommandExactly:

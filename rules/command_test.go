@@ -186,6 +186,9 @@ func TestUnknownEvidenceKind(t *testing.T) {
 		{`evidence.exists(e, e.kind == "runs_code")`, `did you mean "runs-code"?`},
 		{`evidence.all(e, e.kind != "snapshots")`, `did you mean "snapshot"?`},
 		{`evidence.exists(e, e["kind"] in ["unproven", "totally-unrelated-kind"])`, `unknown evidence kind "totally-unrelated-kind"`},
+		{`!has_evidence("sensitive-" + "nam")`, `has_evidence takes a string literal`},
+		{`evidence.exists(e, e.effect == "egress<=nowhere")`, `no evidence has effect "egress<=nowhere"`},
+		{`evidence.exists(e, e.strength == "prooven")`, `unknown evidence strength "prooven"`},
 	}
 	for _, tt := range tests {
 		for _, then := range []string{"allow", "deny"} {
@@ -196,7 +199,8 @@ func TestUnknownEvidenceKind(t *testing.T) {
 			}
 		}
 	}
-	for _, ok := range []string{`has_evidence("sensitive-name")`, `evidence.exists(e, e.kind == "snapshot")`, `call.input.kind == "whatever"`} {
+	for _, ok := range []string{`has_evidence("sensitive-name")`, `evidence.exists(e, e.kind == "snapshot")`, `call.input.kind == "whatever"`,
+		`evidence.exists(e, e.effect == "egress<=none" && e.strength == "established")`, `evidence.exists(e, e.effect == "fact:open_world=false" || e.effect == "raise:scope" || e.effect == "none")`} {
 		if problems := CheckProfile("t.toml", []byte(profRule("r", ok, "deny"))); len(problems) > 0 {
 			t.Errorf("%s: refused: %v", ok, problems)
 		}
