@@ -14,10 +14,12 @@ import (
 // load, since no call could ever carry it (a typo in a negated condition
 // would silently widen a grant).
 //
-// To add a kind: declare its constant below with a one-line doc, and add
-// it to evidenceKinds. A test fails when a constant is missing from the
-// list, when an emitter spells a kind as a string literal, or when a doc
-// is missing.
+// To add a kind: declare its constant below with a one-line doc, add it
+// to evidenceKinds in sorted order, and add its row to the table of
+// evidence kinds in profiles/PROFILES.md. A test fails when a constant is
+// missing from the list or the table, when its doc is missing, or when an
+// emitter anywhere in the module spells a kind as a string literal
+// instead of using the constant.
 type EvidenceKind string
 
 // The evidence kinds narrowd emits.

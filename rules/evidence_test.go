@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -167,4 +168,37 @@ func vocabularyLiterals(t *testing.T, p string) []token.Position {
 		return true
 	})
 	return out
+}
+
+// TestProfilesDocListsKinds: the table of evidence kinds in PROFILES.md,
+// which profile authors read, lists exactly the kinds narrowd emits.
+func TestProfilesDocListsKinds(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("profiles", "PROFILES.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n## Evidence kinds\n")
+	if !ok {
+		t.Fatal(`PROFILES.md has no "## Evidence kinds" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var listed []EvidenceKind
+	for line := range strings.Lines(section) {
+		if rest, ok := strings.CutPrefix(line, "| `"); ok {
+			if name, _, ok := strings.Cut(rest, "` |"); ok {
+				listed = append(listed, EvidenceKind(name))
+			}
+		}
+	}
+	for _, k := range evidenceKinds {
+		if !slices.Contains(listed, k) {
+			t.Errorf("PROFILES.md does not list %q: add a row \"| `%s` | … |\" to its table of evidence kinds", k, k)
+		}
+	}
+	for _, k := range listed {
+		if !k.Known() {
+			t.Errorf("PROFILES.md lists %q, which narrowd does not emit", k)
+		}
+	}
 }
