@@ -64,6 +64,8 @@ const (
 	KindNoProgram EvidenceKind = "no-program"
 	// KindOneTarget proves the call acts on the one thing a proven path names.
 	KindOneTarget EvidenceKind = "one-target"
+	// KindOverBudget records a call narrowd did not analyse whole, or whose evidence it cut, over its budget; the call keeps its ceiling.
+	KindOverBudget EvidenceKind = "over-budget"
 	// KindParseError records shell text narrowd could not parse.
 	KindParseError EvidenceKind = "parse-error"
 	// KindPatchAddsOnly proves a patch only adds files.
@@ -114,7 +116,7 @@ var evidenceKinds = []EvidenceKind{
 	KindFactBound, KindGitConfigRunsCode, KindGlobInside, KindGlobTooMany, KindGlobUnreadable,
 	KindHarmlessDevice, KindKnownCommand, KindLabelBound, KindLinkEscape, KindMissingArgument,
 	KindNetworkRedirect, KindNoNarrowing, KindNoNetwork, KindNoProgram, KindOneTarget,
-	KindParseError, KindPatchAddsOnly, KindPatchFiles, KindPatchNoDelete, KindPatchUnreadable,
+	KindOverBudget, KindParseError, KindPatchAddsOnly, KindPatchFiles, KindPatchNoDelete, KindPatchUnreadable,
 	KindPathInside, KindPathNotAbsolute, KindPathOutside, KindPatternEscapes, KindPrivileged,
 	KindRunsCode, KindSandboxExec, KindSandboxTicket, KindSearchInside, KindSensitiveName,
 	KindSensitiveWord, KindSnapshot, KindUnknownCommand, KindUnlabelled, KindUnproven,
