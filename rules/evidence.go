@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,14 +129,6 @@ func EvidenceKinds() []EvidenceKind { return slices.Clone(evidenceKinds) }
 func (k EvidenceKind) Known() bool {
 	_, found := slices.BinarySearch(evidenceKinds, k)
 	return found
-}
-
-// ParseEvidenceKind reads a kind narrowd emits, refusing any other.
-func ParseEvidenceKind(s string) (EvidenceKind, error) {
-	if k := EvidenceKind(s); k.Known() {
-		return k, nil
-	}
-	return "", fmt.Errorf("unknown evidence kind %q: narrowd emits no evidence of that kind", s)
 }
 
 // Effect is what one piece of evidence does to the labels, written as
