@@ -14,11 +14,12 @@ import (
 // would silently widen a grant).
 //
 // To add a kind: declare its constant below with a one-line doc, add it
-// to evidenceKinds in sorted order, and add its row to the table of
-// evidence kinds in profiles/PROFILES.md. A test fails when a constant is
-// missing from the list or the table, when its doc is missing, or when an
-// emitter anywhere in the module spells a kind as a string literal
-// instead of using the constant.
+// to evidenceKinds in sorted order, and run go test ./rules -u, which
+// writes its row into the table of evidence kinds in
+// profiles/PROFILES.md. A test fails when a constant is missing from the
+// list or the table, when its doc is missing, or when an emitter anywhere
+// in the module spells a kind as a string literal instead of using the
+// constant.
 type EvidenceKind string
 
 // The evidence kinds narrowd emits.

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -54,8 +55,13 @@ func TestEvidenceKindsListed(t *testing.T) {
 		t.Fatal("found no EvidenceKind constants")
 	}
 	slices.Sort(declared)
+	for _, k := range declared {
+		if !slices.Contains(evidenceKinds, k) {
+			t.Errorf("the constant for %q is not in evidenceKinds (rules/evidence.go): add it there", k)
+		}
+	}
 	if !slices.Equal(declared, evidenceKinds) {
-		t.Errorf("evidenceKinds must list every EvidenceKind constant, sorted:\n declared %v\n listed   %v", declared, evidenceKinds)
+		t.Errorf("evidenceKinds must list every EvidenceKind constant once, sorted by value:\n declared %v\n listed   %v", declared, evidenceKinds)
 	}
 	for _, k := range declared {
 		if !k.Known() {
@@ -170,35 +176,59 @@ func vocabularyLiterals(t *testing.T, p string) []token.Position {
 	return out
 }
 
-// TestProfilesDocListsKinds: the table of evidence kinds in PROFILES.md,
-// which profile authors read, lists exactly the kinds narrowd emits.
-func TestProfilesDocListsKinds(t *testing.T) {
-	t.Parallel()
-	doc, err := os.ReadFile(filepath.Join("profiles", "PROFILES.md"))
+// kindDocs reads each EvidenceKind constant of evidence.go with the
+// text of its doc comment after the constant's name.
+func kindDocs(t *testing.T) map[EvidenceKind]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "evidence.go", nil, parser.ParseComments)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(doc), "\n## Evidence kinds\n")
+	docs := map[EvidenceKind]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok || vs.Doc == nil || len(vs.Values) != 1 {
+			return true
+		}
+		if id, ok := vs.Type.(*ast.Ident); ok && id.Name == "EvidenceKind" {
+			v, _ := strconv.Unquote(vs.Values[0].(*ast.BasicLit).Value)
+			text := strings.Join(strings.Fields(vs.Doc.Text()), " ")
+			docs[EvidenceKind(v)] = strings.TrimPrefix(text, vs.Names[0].Name+" ")
+		}
+		return true
+	})
+	return docs
+}
+
+// TestProfilesDocListsKinds: the table of evidence kinds in PROFILES.md,
+// which profile authors read, is the constants of evidence.go with their
+// doc comments. go test ./rules -u rewrites it.
+func TestProfilesDocListsKinds(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join("profiles", "PROFILES.md")
+	doc, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const start, end = "| kind | meaning |\n|---|---|\n", "\n\n"
+	before, rest, ok := strings.Cut(string(doc), start)
 	if !ok {
-		t.Fatal(`PROFILES.md has no "## Evidence kinds" section`)
+		t.Fatalf("%s has no table of evidence kinds (a %q header)", file, start)
 	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	var listed []EvidenceKind
-	for line := range strings.Lines(section) {
-		if rest, ok := strings.CutPrefix(line, "| `"); ok {
-			if name, _, ok := strings.Cut(rest, "` |"); ok {
-				listed = append(listed, EvidenceKind(name))
-			}
-		}
-	}
+	_, after, _ := strings.Cut(rest, end)
+	docs := kindDocs(t)
+	var table strings.Builder
 	for _, k := range evidenceKinds {
-		if !slices.Contains(listed, k) {
-			t.Errorf("PROFILES.md does not list %q: add a row \"| `%s` | … |\" to its table of evidence kinds", k, k)
-		}
+		fmt.Fprintf(&table, "| `%s` | %s |\n", k, docs[k])
 	}
-	for _, k := range listed {
-		if !k.Known() {
-			t.Errorf("PROFILES.md lists %q, which narrowd does not emit", k)
+	want := before + start + strings.TrimSuffix(table.String(), "\n") + end + after
+	if *update {
+		if err := os.WriteFile(file, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
 		}
+		return
+	}
+	if want != string(doc) {
+		t.Errorf("%s's table of evidence kinds differs from rules/evidence.go; run go test ./rules -u", file)
 	}
 }
