@@ -79,11 +79,11 @@ func appendVerdict(b []byte, v *rules.Verdict) []byte {
 				b = append(b, ',')
 			}
 			e := &v.Evidence[i]
-			b = appendField(b, `{"kind":`, e.Kind)
+			b = appendField(b, `{"kind":`, string(e.Kind))
 			b = appendField(b, `,"strength":`, e.Strength.String())
 			b = appendField(b, `,"subject":`, e.Subject)
 			b = appendField(b, `,"detail":`, e.Detail)
-			b = appendField(b, `,"effect":`, e.Effect)
+			b = appendField(b, `,"effect":`, string(e.Effect))
 			b = append(b, '}')
 		}
 		b = append(b, ']')

@@ -103,7 +103,7 @@ func FuzzAppendRecord(f *testing.F) {
 			r.Approver = &subject
 			r.Verdict = &rules.Verdict{
 				Agent: id, Tool: tool, Key: summary, Ceiling: &l,
-				Evidence:       []rules.Evidence{{Kind: kind, Strength: rules.Strength(strength), Subject: subject, Detail: reason, Effect: summary}},
+				Evidence:       []rules.Evidence{{Kind: rules.EvidenceKind(kind), Strength: rules.Strength(strength), Subject: subject, Detail: reason, Effect: rules.Effect(summary)}},
 				Decision:       rules.Decision{Outcome: rules.Outcome(outcome), Rule: kind, Reason: reason},
 				CeilingOutcome: rules.Outcome(strength),
 				RiskClass:      subject,

@@ -180,8 +180,8 @@ func (e *Engine) JudgeAs(id string, call rules.Call, sess rules.Session) (v rule
 	in := rules.Input{Call: &call, Key: key, Session: sess}
 	if entry == nil {
 		v.Evidence = []rules.Evidence{{
-			Kind: "unlabelled", Strength: rules.Proven, Subject: key,
-			Detail: e.unlabelledWhy(call), Effect: "none",
+			Kind: rules.KindUnlabelled, Strength: rules.Proven, Subject: key,
+			Detail: e.unlabelledWhy(call), Effect: rules.NoEffect,
 		}}
 		in.Evidence = v.Evidence
 		v.Decision = e.profile.Decide(in)
@@ -202,6 +202,7 @@ func (e *Engine) JudgeAs(id string, call rules.Call, sess rules.Session) (v rule
 	v.Ceiling, v.Narrowed = &ceiling, &narrowed
 
 	in.Ceiling, in.Narrowed, in.Evidence = &ceiling, &narrowed, v.Evidence
+	in.Command = e.shellCommand(entry.Input, call, mcp)
 	v.Decision = e.finish(e.profile.Decide(in))
 	if d, ok := ownDeny(v.Evidence); ok {
 		v.Decision = d
@@ -236,15 +237,15 @@ func findings(ev []rules.Evidence) string {
 	var parts []string
 	for _, e := range ev {
 		switch e.Kind {
-		case "parse-error", "unproven", "unknown-command", "privileged", "runs-code",
-			"path-outside", "sensitive-name", "sensitive-word", "link-escape",
-			"git-config-runs-code", "network-redirect", "pattern-escapes", "missing-argument", "over-budget":
+		case rules.KindParseError, rules.KindUnproven, rules.KindUnknownCommand, rules.KindPrivileged, rules.KindRunsCode,
+			rules.KindPathOutside, rules.KindSensitiveName, rules.KindSensitiveWord, rules.KindLinkEscape,
+			rules.KindGitConfigRunsCode, rules.KindNetworkRedirect, rules.KindPatternEscapes, rules.KindMissingArgument, rules.KindOverBudget:
 		default:
 			continue
 		}
-		part := e.Kind + ": " + e.Subject
-		if e.Kind == "path-outside" || e.Kind == "parse-error" || e.Kind == "over-budget" || e.Kind == "link-escape" || e.Kind == "git-config-runs-code" {
-			part = e.Kind + ": " + e.Detail
+		part := string(e.Kind) + ": " + e.Subject
+		if e.Kind == rules.KindPathOutside || e.Kind == rules.KindParseError || e.Kind == rules.KindOverBudget || e.Kind == rules.KindLinkEscape || e.Kind == rules.KindGitConfigRunsCode {
+			part = string(e.Kind) + ": " + e.Detail
 		}
 		if len(part) > 160 {
 			part = part[:160] + "…"
@@ -290,11 +291,11 @@ func (e *Engine) evidence(spec rules.InputSpec, call rules.Call, mcp, targets bo
 	if spec.Kind == rules.InputShell {
 		var dir, why string
 		if cwd, dir, why = shellDir(spec, call, ps); why != "" {
-			return []rules.Evidence{{Kind: "path-outside", Strength: rules.Proven, Subject: dir, Detail: why, Effect: "none"}}, nil, false
+			return []rules.Evidence{{Kind: rules.KindPathOutside, Strength: rules.Proven, Subject: dir, Detail: why, Effect: rules.NoEffect}}, nil, false
 		}
 		cmd, ok := call.Input[spec.Field].(string)
 		if !ok {
-			return []rules.Evidence{{Kind: "missing-argument", Strength: rules.Proven, Subject: spec.Field, Detail: "the command argument is missing or not a string", Effect: "none"}}, nil, false
+			return []rules.Evidence{{Kind: rules.KindMissingArgument, Strength: rules.Proven, Subject: spec.Field, Detail: "the command argument is missing or not a string", Effect: rules.NoEffect}}, nil, false
 		}
 		a := e.analyses.Analyze(cmd)
 		if targets {
@@ -391,7 +392,7 @@ func ownFiles(cfg EngineConfig, home string, getenv func(string) string) []strin
 // sees why an ordinary-looking write asks.
 func standingFinding(ev []rules.Evidence) string {
 	for _, e := range ev {
-		if e.Kind == proofs.KindStandingConfig {
+		if e.Kind == rules.KindStandingConfig {
 			d := e.Detail
 			if len(d) > 200 {
 				d = d[:200] + "…"
@@ -416,10 +417,10 @@ func (cfg EngineConfig) withOwn(more ...string) EngineConfig {
 func ownDeny(ev []rules.Evidence) (rules.Decision, bool) {
 	for _, e := range ev {
 		switch e.Kind {
-		case proofs.KindOwnFile:
+		case rules.KindOwnFile:
 			return rules.Decision{Outcome: rules.Deny, Rule: "narrowd-own-files",
 				Reason: "this call would change narrowd's own files (" + e.Detail + "); narrowd never lets an agent change its rules, grants or records, so a person must do it outside the agent"}, true
-		case proofs.KindAdmin:
+		case rules.KindAdmin:
 			return rules.Decision{Outcome: rules.Deny, Rule: "narrowd-own-files",
 				Reason: "this call runs narrowd's own administrative command (" + e.Subject + "); narrowd never lets an agent grant, label, install or reconfigure it, so a person must run it outside the agent"}, true
 		}

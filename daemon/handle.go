@@ -202,7 +202,7 @@ func (s *Server) count(call rules.Call, v rules.Verdict, answer string, avoided,
 		m.unlabelled.WithLabelValues(a).Inc()
 	}
 	for _, e := range v.Evidence {
-		m.evidenceCounter(e.Kind, e.Strength).Inc()
+		m.evidenceCounter(string(e.Kind), e.Strength).Inc()
 	}
 }
 

@@ -26,7 +26,7 @@ func SnapshotDir(stateDir string) string { return filepath.Join(stateDir, "snaps
 
 // snapshotEffect is what a held snapshot proves: the files' prior state
 // can be put back, with a person's (or narrowd undo's) effort (§3.3).
-var snapshotEffect = rules.Reversibility.String() + "<=" + rules.Reversibility.Name(1)
+var snapshotEffect = rules.Bound(rules.Reversibility, 1)
 
 // openSnapshots opens the engine's store: the one configured, or a store
 // in cfg.SnapshotDir, or none.
@@ -78,7 +78,7 @@ func (e *Engine) preserve(id string, targets []proofs.Target, complete bool, cei
 		return nil
 	}
 	for _, x := range ev {
-		if strings.HasPrefix(x.Effect, "raise:") {
+		if _, raises := x.Effect.Raised(); raises {
 			return nil
 		}
 	}
@@ -106,7 +106,7 @@ func (e *Engine) preserve(id string, targets []proofs.Target, complete bool, cei
 		} else {
 			detail = fmt.Sprintf("%s does not exist at check time; `narrowd undo %s` removes what the call creates there", f.Path, id)
 		}
-		out = append(out, rules.Evidence{Kind: "snapshot", Strength: rules.Established, Subject: subject, Detail: detail, Effect: snapshotEffect})
+		out = append(out, rules.Evidence{Kind: rules.KindSnapshot, Strength: rules.Established, Subject: subject, Detail: detail, Effect: snapshotEffect})
 	}
 	return out
 }
@@ -118,7 +118,7 @@ func (e *Engine) preserve(id string, targets []proofs.Target, complete bool, cei
 func undoHint(id string, outcome rules.Outcome, ev []rules.Evidence) string {
 	held := false
 	for _, x := range ev {
-		held = held || x.Kind == "snapshot" && x.Strength == rules.Established
+		held = held || x.Kind == rules.KindSnapshot && x.Strength == rules.Established
 	}
 	switch {
 	case !held:

@@ -274,15 +274,15 @@ func hostAsserted(call rules.Call) []rules.Evidence {
 	for _, k := range []string{"dangerouslyDisableSandbox", "sandbox", "sandbox_permissions", "with_escalated_permissions"} {
 		if v, ok := call.Input[k]; ok {
 			out = append(out, rules.Evidence{
-				Kind: "agent-sandbox", Strength: rules.HostAsserted, Subject: k,
-				Detail: fmt.Sprintf("the agent's own sandbox setting %s=%v; recorded only, it relaxes nothing", k, v), Effect: "none",
+				Kind: rules.KindAgentSandbox, Strength: rules.HostAsserted, Subject: k,
+				Detail: fmt.Sprintf("the agent's own sandbox setting %s=%v; recorded only, it relaxes nothing", k, v), Effect: rules.NoEffect,
 			})
 		}
 	}
 	if call.Mode != "" {
 		out = append(out, rules.Evidence{
-			Kind: "agent-permission-mode", Strength: rules.HostAsserted, Subject: call.Mode,
-			Detail: "the agent's permission mode; recorded only, it relaxes nothing", Effect: "none",
+			Kind: rules.KindAgentPermissionMode, Strength: rules.HostAsserted, Subject: call.Mode,
+			Detail: "the agent's permission mode; recorded only, it relaxes nothing", Effect: rules.NoEffect,
 		})
 	}
 	return out
@@ -310,8 +310,8 @@ func redeemVerdict(call rules.Call) rules.Verdict {
 	return rules.Verdict{
 		Agent: call.Agent, Tool: call.Tool, Key: call.Agent + "/" + call.Tool,
 		Evidence: []rules.Evidence{{
-			Kind: "sandbox-ticket", Strength: rules.Proven, Subject: "narrowd exec --ticket",
-			Detail: "the command is exactly narrowd exec redeeming a live ticket this daemon issued", Effect: "none",
+			Kind: rules.KindSandboxTicket, Strength: rules.Proven, Subject: "narrowd exec --ticket",
+			Detail: "the command is exactly narrowd exec redeeming a live ticket this daemon issued", Effect: rules.NoEffect,
 		}},
 		Decision: rules.Decision{Outcome: rules.Allow, Rule: "sandbox-ticket",
 			Reason: "this runs a command narrowd already sent to its sandbox; the sandbox is checked before the command is released"},
@@ -401,12 +401,12 @@ func sandboxRecord(c *claim, f sandbox.Facts, abi int, verr error, now time.Time
 		facts := fmt.Sprintf("pid %d (%s) %s %s interfaces %v, seccomp %d (socket(AF_UNIX) and io_uring refused), no_new_privs %d, CapEff %s on all %d threads, verified at %s",
 			f.Pid, filepath.Base(f.Exe), f.NetNS, f.UserNS, f.Interfaces, f.Seccomp, f.NoNewPrivs, f.CapEff, f.Threads, f.VerifiedAt.UTC().Format(time.RFC3339Nano))
 		ev = append(ev,
-			rules.Evidence{Kind: "sandbox-exec", Strength: rules.Established, Subject: f.NetNS,
-				Detail: "no egress: " + facts, Effect: "egress<=none"},
-			rules.Evidence{Kind: "sandbox-exec", Strength: rules.Established, Subject: strings.Join(t.writable, ":"),
+			rules.Evidence{Kind: rules.KindSandboxExec, Strength: rules.Established, Subject: f.NetNS,
+				Detail: "no egress: " + facts, Effect: rules.Bound(rules.Egress, 0)},
+			rules.Evidence{Kind: rules.KindSandboxExec, Strength: rules.Established, Subject: strings.Join(t.writable, ":"),
 				Detail: fmt.Sprintf("writes confined by Landlock ABI %d (reported by narrowd's lock stage) to the workspace and a private tmp; "+
 					"not covered: a hard link to a file outside made after the wrapper's check, and the agent's own stdin/stdout/stderr", abi),
-				Effect: "scope<=bulk"})
+				Effect: rules.Bound(rules.Scope, 1)})
 	}
 	ceiling := t.ceiling
 	narrowed := proofs.Narrow(ceiling, ev)
@@ -432,9 +432,9 @@ func outcomeOf(s string) rules.Outcome {
 func pendingSandbox() []rules.Evidence {
 	const detail = "narrowd exec runs the command in narrowd's own sandbox (network namespace with only lo, seccomp refusing new AF_UNIX sockets, Landlock writes beneath the workspace); the daemon verifies it from outside before it releases the command, and nothing runs otherwise"
 	return []rules.Evidence{
-		{Kind: "sandbox-exec", Strength: rules.Established, Subject: "narrowd exec", Detail: detail, Effect: "egress<=none"},
-		{Kind: "sandbox-exec", Strength: rules.Established, Subject: "narrowd exec", Detail: detail, Effect: "financial<=none"},
-		{Kind: "sandbox-exec", Strength: rules.Established, Subject: "narrowd exec", Detail: detail, Effect: "scope<=bulk"},
+		{Kind: rules.KindSandboxExec, Strength: rules.Established, Subject: "narrowd exec", Detail: detail, Effect: rules.Bound(rules.Egress, 0)},
+		{Kind: rules.KindSandboxExec, Strength: rules.Established, Subject: "narrowd exec", Detail: detail, Effect: rules.Bound(rules.Financial, 0)},
+		{Kind: rules.KindSandboxExec, Strength: rules.Established, Subject: "narrowd exec", Detail: detail, Effect: rules.Bound(rules.Scope, 1)},
 	}
 }
 
@@ -452,6 +452,9 @@ func (e *Engine) sandboxed(call rules.Call, sess rules.Session, v rules.Verdict)
 	ev := append(slices.Clone(v.Evidence), pendingSandbox()...)
 	narrowed := proofs.Narrow(*v.Ceiling, ev)
 	in := rules.Input{Call: &call, Key: v.Key, Session: sess, Ceiling: v.Ceiling, Narrowed: &narrowed, Evidence: ev}
+	if entry, found := e.catalog.Lookup(call.Agent, call.Tool); found {
+		in.Command = e.shellCommand(entry.Input, call, false)
+	}
 	d := e.profile.Decide(in)
 	if d.Outcome != rules.Sandbox {
 		return v

@@ -183,7 +183,7 @@ func ticketRunsExactCommandOnce(t *testing.T, d *testDaemon, ws, held string) {
 				t.Errorf("the sandbox check does not name the binary %s: %s", held, e.Detail)
 			}
 			egress = egress || e.Kind == "sandbox-exec" && e.Strength == rules.Established && e.Effect == "egress<=none"
-			scope = scope || e.Kind == "sandbox-exec" && e.Strength == rules.Established && strings.HasPrefix(e.Effect, "scope<=")
+			scope = scope || e.Kind == "sandbox-exec" && e.Strength == rules.Established && strings.HasPrefix(string(e.Effect), "scope<=")
 			if e.Kind == "agent-permission-mode" && e.Strength != rules.HostAsserted {
 				t.Errorf("the agent's own setting is %s, want host_asserted", e.Strength)
 			}

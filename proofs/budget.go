@@ -46,7 +46,7 @@ func Limit(ev []rules.Evidence) []rules.Evidence {
 		}
 	}
 	return append(ev, rules.Evidence{
-		Kind:     "over-budget",
+		Kind:     rules.KindOverBudget,
 		Strength: rules.Proven,
 		Subject:  "evidence",
 		Detail:   strconv.Itoa(cut) + " more pieces of evidence were not kept; the call keeps its ceiling",

@@ -21,16 +21,16 @@ func Tool(spec rules.InputSpec, input map[string]any, cwd string, ps Paths) []ru
 	case rules.InputGlob, rules.InputGrep, rules.InputList:
 		searchRoot(&c, spec, input, cwd, ps)
 		if pat := str(input, "pattern"); spec.Kind == rules.InputGrep && secretWord(pat) {
-			c.add("sensitive-word", rules.Guess, pat, "the search pattern names secrets (token, password, key, credential)", raise(rules.Scope))
+			c.add(rules.KindSensitiveWord, rules.Guess, pat, "the search pattern names secrets (token, password, key, credential)", raise(rules.Scope))
 		}
 	case rules.InputFetch:
 		for _, u := range urls(str(input, spec.Field)) {
-			c.add("url", rules.Proven, u, "the call requests this URL; a URL is a way out (§3.4)", effectNone)
+			c.add(rules.KindURL, rules.Proven, u, "the call requests this URL; a URL is a way out (§3.4)", effectNone)
 		}
 	case rules.InputPatch:
 		patch(&c, str(input, spec.Field), cwd, ps)
 	default:
-		c.add("no-narrowing", rules.Proven, spec.Kind, "narrowd reads nothing from this tool's arguments", effectNone)
+		c.add(rules.KindNoNarrowing, rules.Proven, spec.Kind, "narrowd reads nothing from this tool's arguments", effectNone)
 	}
 	return c.ev
 }
@@ -43,7 +43,7 @@ func onePath(c *claims, input map[string]any, field, cwd string, ps Paths, kind,
 	raw, ok := input[field]
 	name, isString := raw.(string)
 	if !ok || !isString {
-		c.add("missing-argument", rules.Proven, field, "the path argument is missing or not a string", effectNone)
+		c.add(rules.KindMissingArgument, rules.Proven, field, "the path argument is missing or not a string", effectNone)
 		return
 	}
 	write := kind != rules.InputRead
@@ -54,15 +54,15 @@ func onePath(c *claims, input map[string]any, field, cwd string, ps Paths, kind,
 	}
 	w := ps.Resolve(cwd, name)
 	if !w.Inside {
-		c.add("path-outside", rules.Proven, name, w.Why, effectNone)
+		c.add(rules.KindPathOutside, rules.Proven, name, w.Why, effectNone)
 		return
 	}
-	c.add("path-inside", rules.Proven, name, fmt.Sprintf("%s stays under workspace %s", w.Abs, w.Root), bound(rules.Scope, 0))
-	c.add("one-target", rules.Proven, name, "the call "+what+" named by a proven path; the unconstrained argument no longer reaches the account (§4.3)", factIs(rules.OpenWorld, false))
+	c.add(rules.KindPathInside, rules.Proven, name, fmt.Sprintf("%s stays under workspace %s", w.Abs, w.Root), bound(rules.Scope, 0))
+	c.add(rules.KindOneTarget, rules.Proven, name, "the call "+what+" named by a proven path; the unconstrained argument no longer reaches the account (§4.3)", factIs(rules.OpenWorld, false))
 	pathRaises(c, ps, w, name)
 	if write {
 		if w.Abs == w.Root {
-			c.add(KindStandingConfig, rules.Proven, name, "the workspace root is a directory, not one file", raise(rules.Scope))
+			c.add(rules.KindStandingConfig, rules.Proven, name, "the workspace root is a directory, not one file", raise(rules.Scope))
 		} else {
 			writeRaises(c, ps, w, name, kind == rules.InputDelete)
 		}
@@ -90,7 +90,7 @@ func searchRoot(c *claims, spec rules.InputSpec, input map[string]any, cwd strin
 		for _, x := range v {
 			s, ok := x.(string)
 			if !ok {
-				c.add("missing-argument", rules.Proven, field, "a search root is not a string", effectNone)
+				c.add(rules.KindMissingArgument, rules.Proven, field, "a search root is not a string", effectNone)
 				return
 			}
 			roots = append(roots, s)
@@ -99,13 +99,13 @@ func searchRoot(c *claims, spec rules.InputSpec, input map[string]any, cwd strin
 			roots = []string{"."}
 		}
 	default:
-		c.add("missing-argument", rules.Proven, field, "the search root is not a string", effectNone)
+		c.add(rules.KindMissingArgument, rules.Proven, field, "the search root is not a string", effectNone)
 		return
 	}
 	if spec.Kind != rules.InputList {
 		if pat, _ := input[spec.Field].(string); pat != "" {
 			if filepath.IsAbs(pat) || strings.HasPrefix(pat, "~") || hasDotDot(pat) || !pathClean(pat) {
-				c.add("pattern-escapes", rules.Proven, pat, "the pattern is absolute or climbs with ..", effectNone)
+				c.add(rules.KindPatternEscapes, rules.Proven, pat, "the pattern is absolute or climbs with ..", effectNone)
 				return
 			}
 		}
@@ -113,8 +113,8 @@ func searchRoot(c *claims, spec rules.InputSpec, input map[string]any, cwd strin
 	if !allInside(c, ps, cwd, roots, "search root ") {
 		return
 	}
-	c.add("search-inside", rules.Proven, strings.Join(roots, " "), "every search root is inside the workspace, so the call reads a set of workspace files (§3.2)", bound(rules.Scope, 1))
-	c.add("bounded-root", rules.Proven, strings.Join(roots, " "), "the search root is proven; the argument no longer reaches the account (§4.3)", factIs(rules.OpenWorld, false))
+	c.add(rules.KindSearchInside, rules.Proven, strings.Join(roots, " "), "every search root is inside the workspace, so the call reads a set of workspace files (§3.2)", bound(rules.Scope, 1))
+	c.add(rules.KindBoundedRoot, rules.Proven, strings.Join(roots, " "), "the search root is proven; the argument no longer reaches the account (§4.3)", factIs(rules.OpenWorld, false))
 }
 
 // allInside records one path-inside claim per path, with its raises, and
@@ -123,10 +123,10 @@ func allInside(c *claims, ps Paths, cwd string, paths []string, what string) boo
 	for _, p := range paths {
 		w := ps.Resolve(cwd, p)
 		if !w.Inside {
-			c.add("path-outside", rules.Proven, p, w.Why, effectNone)
+			c.add(rules.KindPathOutside, rules.Proven, p, w.Why, effectNone)
 			return false
 		}
-		c.add("path-inside", rules.Proven, p, fmt.Sprintf("%s%s stays under workspace %s", what, w.Abs, w.Root), effectNone)
+		c.add(rules.KindPathInside, rules.Proven, p, fmt.Sprintf("%s%s stays under workspace %s", what, w.Abs, w.Root), effectNone)
 		pathRaises(c, ps, w, p)
 		rawRaises(c, ps, cwd, p)
 	}
@@ -145,7 +145,7 @@ func hasDotDot(p string) bool {
 // patch reads the file operations of an apply_patch envelope.
 func patch(c *claims, text, cwd string, ps Paths) {
 	if !strings.HasPrefix(strings.TrimSpace(text), "*** Begin Patch") {
-		c.add("patch-unreadable", rules.Proven, "patch", "not an apply_patch envelope", effectNone)
+		c.add(rules.KindPatchUnreadable, rules.Proven, "patch", "not an apply_patch envelope", effectNone)
 		return
 	}
 	var files []string
@@ -169,7 +169,7 @@ func patch(c *claims, text, cwd string, ps Paths) {
 		deleted = append(deleted, strings.HasPrefix(line, "*** Delete File: "))
 	}
 	if len(files) == 0 {
-		c.add("patch-unreadable", rules.Proven, "patch", "the envelope names no file", effectNone)
+		c.add(rules.KindPatchUnreadable, rules.Proven, "patch", "the envelope names no file", effectNone)
 		return
 	}
 	for _, f := range files {
@@ -186,14 +186,14 @@ func patch(c *claims, text, cwd string, ps Paths) {
 	if len(files) > 1 {
 		scope = 1
 	}
-	c.add("patch-files", rules.Proven, subject, fmt.Sprintf("%d added, %d updated, %d deleted, all inside the workspace", adds, updates, deletes), bound(rules.Scope, scope))
-	c.add("bounded-paths", rules.Proven, subject, "every path of the patch is proven; the argument no longer reaches the account (§4.3)", factIs(rules.OpenWorld, false))
+	c.add(rules.KindPatchFiles, rules.Proven, subject, fmt.Sprintf("%d added, %d updated, %d deleted, all inside the workspace", adds, updates, deletes), bound(rules.Scope, scope))
+	c.add(rules.KindBoundedPaths, rules.Proven, subject, "every path of the patch is proven; the argument no longer reaches the account (§4.3)", factIs(rules.OpenWorld, false))
 	if deletes == 0 {
-		c.add("patch-no-delete", rules.Proven, subject, "no file is deleted; updated files survive with new content (§4.4)", factIs(rules.PureDeletion, false))
+		c.add(rules.KindPatchNoDelete, rules.Proven, subject, "no file is deleted; updated files survive with new content (§4.4)", factIs(rules.PureDeletion, false))
 	}
 	if updates == 0 && deletes == 0 {
-		c.add("patch-adds-only", rules.Proven, subject, "the patch only adds files", bound(rules.Mutation, 1))
-		c.add("patch-adds-only", rules.Proven, subject, "an added file is undone by removing it", bound(rules.Reversibility, 0))
+		c.add(rules.KindPatchAddsOnly, rules.Proven, subject, "the patch only adds files", bound(rules.Mutation, 1))
+		c.add(rules.KindPatchAddsOnly, rules.Proven, subject, "an added file is undone by removing it", bound(rules.Reversibility, 0))
 	}
 }
 

@@ -508,7 +508,7 @@ func gitRepoEvidence(c *claims, a *parse.Analysis, cwd string, ps Paths) {
 			if st.repo != "" {
 				where = "in " + st.repo
 			}
-			c.add("git-state-ordinary", rules.PointInTime, argvText(p),
+			c.add(rules.KindGitStateOrdinary, rules.PointInTime, argvText(p),
 				"git "+p.Git.Form+" runs "+where+": every repository config key is on the git_repo list and no hook it can run is executable; global and system git config are the person's own and trusted, except what points git into the workspace", effectNone)
 		}
 	}
@@ -559,6 +559,6 @@ func gitOutsideWorkspace(c *claims, p parse.Program, cwd string, ps Paths) bool 
 // prove ordinary.
 func gitStateRaise(c *claims, subject, why string) {
 	for _, d := range rules.Dims() {
-		c.add("git-config-runs-code", rules.PointInTime, subject, why, raise(d))
+		c.add(rules.KindGitConfigRunsCode, rules.PointInTime, subject, why, raise(d))
 	}
 }

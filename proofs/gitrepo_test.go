@@ -99,7 +99,7 @@ func (w *gitWorld) judge(ws, cmd string) rules.Verdict {
 	return w.eng.Judge(call, rules.Session{})
 }
 
-func hasKind(v rules.Verdict, kind string) string {
+func hasKind(v rules.Verdict, kind rules.EvidenceKind) string {
 	for _, e := range v.Evidence {
 		if e.Kind == kind {
 			return e.Detail

@@ -29,13 +29,13 @@ func MCPTool(spec rules.InputSpec, input map[string]any, ps Paths) []rules.Evide
 	default:
 		// Shell text and patches name paths relative to a directory
 		// the server chose; nothing to prove.
-		return []rules.Evidence{{Kind: "no-narrowing", Strength: rules.Proven, Subject: spec.Kind,
+		return []rules.Evidence{{Kind: rules.KindNoNarrowing, Strength: rules.Proven, Subject: spec.Kind,
 			Detail: "narrowd reads nothing from this MCP tool's arguments", Effect: effectNone}}
 	}
 	for _, f := range fields {
 		p, ok := input[f].(string)
 		if f == "" || !ok || !filepath.IsAbs(p) {
-			return []rules.Evidence{{Kind: "path-not-absolute", Strength: rules.Proven, Subject: f,
+			return []rules.Evidence{{Kind: rules.KindPathNotAbsolute, Strength: rules.Proven, Subject: f,
 				Detail: "an MCP server resolves a path that is missing or relative against its own working directory, which narrowd does not know", Effect: effectNone}}
 		}
 	}

@@ -1,58 +1,25 @@
 package proofs
 
 import (
-	"strconv"
-	"strings"
-
 	"github.com/narrowd/narrowd/rules"
 )
 
-// Effects of evidence, as written in [rules.Evidence.Effect]:
-//
-//	mutation<=read         a proven upper bound on one label
-//	fact:open_world=false  a proven value of one fact
-//	raise:scope            hold the label at its ceiling
-//	none                   recorded only
-//
-// The narrowed labels follow from the evidence alone: [Narrow] reads
-// nothing else.
-const effectNone = "none"
+// Effects of evidence are [rules.Effect] values (a bound, a fact proven
+// false, a raise, or none); the narrowed labels follow from the evidence
+// alone: [Narrow] reads nothing else.
+const effectNone = rules.NoEffect
 
-func bound(d rules.Dim, v rules.Level) string {
-	if d < rules.NumDims && int(v) < len(boundTexts[d]) {
-		return boundTexts[d][v]
+func bound(d rules.Dim, v rules.Level) rules.Effect { return rules.Bound(d, v) }
+
+func raise(d rules.Dim) rules.Effect { return rules.Raise(d) }
+
+// factIs is the effect of proving fact f has value v; only false narrows,
+// so a true value is recorded only.
+func factIs(f rules.Fact, v bool) rules.Effect {
+	if !v {
+		return rules.FactFalse(f)
 	}
-	return d.String() + "<=" + d.Name(v)
-}
-
-// boundTexts and factFalseTexts are the effect texts of every label
-// bound and of every fact proven false, built once: a proven call's
-// evidence carries one per label and fact, and building them per call
-// was a string allocation each.
-var (
-	boundTexts = func() (t [rules.NumDims][]string) {
-		for _, d := range rules.Dims() {
-			for v := range d.Values() {
-				t[d] = append(t[d], d.String()+"<="+d.Name(rules.Level(v)))
-			}
-		}
-		return t
-	}()
-	factFalseTexts = func() (t [rules.NumFacts]string) {
-		for f := range rules.Fact(rules.NumFacts) {
-			t[f] = "fact:" + f.String() + "=false"
-		}
-		return t
-	}()
-)
-
-func raise(d rules.Dim) string { return "raise:" + d.String() }
-
-func factIs(f rules.Fact, v bool) string {
-	if !v && f < rules.NumFacts {
-		return factFalseTexts[f]
-	}
-	return "fact:" + f.String() + "=" + strconv.FormatBool(v)
+	return rules.NoEffect
 }
 
 // Narrow applies evidence to a ceiling: only downward, and only on proven
@@ -63,30 +30,17 @@ func Narrow(ceiling rules.Labels, evidence []rules.Evidence) rules.Labels {
 	n := ceiling
 	var raised [rules.NumDims]bool
 	for _, e := range evidence {
-		switch {
-		case strings.HasPrefix(e.Effect, "raise:"):
+		if d, ok := e.Effect.Raised(); ok {
 			// Any strength may raise.
-			if d, err := rules.ParseDim(strings.TrimPrefix(e.Effect, "raise:")); err == nil {
-				raised[d] = true
-			}
-		case !e.Strength.MayRelax():
+			raised[d] = true
 			continue
-		case strings.HasPrefix(e.Effect, "fact:"):
-			name, val, ok := strings.Cut(strings.TrimPrefix(e.Effect, "fact:"), "=")
-			f, err := rules.ParseFact(name)
-			if ok && err == nil && val == "false" {
-				n.Facts[f] = false
-			}
-		case strings.Contains(e.Effect, "<="):
-			name, val, _ := strings.Cut(e.Effect, "<=")
-			d, err := rules.ParseDim(name)
-			if err != nil {
-				continue
-			}
-			v, err := d.Parse(val)
-			if err != nil {
-				continue
-			}
+		}
+		if !e.Strength.MayRelax() {
+			continue
+		}
+		if f, ok := e.Effect.FactFalse(); ok {
+			n.Facts[f] = false
+		} else if d, v, ok := e.Effect.Bound(); ok {
 			n.Levels[d] = min(n.Levels[d], v)
 		}
 	}
@@ -103,7 +57,7 @@ type claims struct {
 	ev []rules.Evidence
 }
 
-func (c *claims) add(kind string, s rules.Strength, subject, detail, effect string) {
+func (c *claims) add(kind rules.EvidenceKind, s rules.Strength, subject, detail string, effect rules.Effect) {
 	if c.ev == nil {
 		// A proven shell call carries a dozen pieces (six label
 		// bounds, facts, paths): one allocation instead of five
@@ -117,9 +71,9 @@ func (c *claims) add(kind string, s rules.Strength, subject, detail, effect stri
 // joined label set: the riskiest part decides each label.
 func (c *claims) bounds(l rules.Labels, why [rules.NumDims]string, facts []rules.Fact) {
 	for _, d := range rules.Dims() {
-		c.add("label-bound", rules.Proven, d.String(), why[d], bound(d, l.Get(d)))
+		c.add(rules.KindLabelBound, rules.Proven, d.String(), why[d], bound(d, l.Get(d)))
 	}
 	for _, f := range facts {
-		c.add("fact-bound", rules.Proven, f.String(), "every part of the call is proven; no part is labelled from a domain ceiling", factIs(f, false))
+		c.add(rules.KindFactBound, rules.Proven, f.String(), "every part of the call is proven; no part is labelled from a domain ceiling", factIs(f, false))
 	}
 }

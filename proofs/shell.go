@@ -20,14 +20,14 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 	var c claims
 	if a.Err != nil {
 		if errors.Is(a.Err, parse.ErrBudget) {
-			c.add("over-budget", rules.Proven, "command", "narrowd did not analyse the command: "+a.Err.Error(), effectNone)
+			c.add(rules.KindOverBudget, rules.Proven, "command", "narrowd did not analyse the command: "+a.Err.Error(), effectNone)
 			return c.ev
 		}
-		c.add("parse-error", rules.Proven, "command", "narrowd could not parse the command: "+a.Err.Error(), effectNone)
+		c.add(rules.KindParseError, rules.Proven, "command", "narrowd could not parse the command: "+a.Err.Error(), effectNone)
 		return c.ev
 	}
 	for _, u := range a.Unproven {
-		c.add("unproven", rules.Proven, u.Why, fmt.Sprintf("at %s: %s is only known at run time", u.Pos, u.Why), effectNone)
+		c.add(rules.KindUnproven, rules.Proven, u.Why, fmt.Sprintf("at %s: %s is only known at run time", u.Pos, u.Why), effectNone)
 	}
 	proven := len(a.Unproven) == 0
 	shellOwnFiles(&c, a, cwd, ps)
@@ -37,7 +37,7 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 			if v := pa.Word.Value; strings.HasPrefix(v, "/dev/tcp/") || strings.HasPrefix(v, "/dev/udp/") {
 				// bash opens a connection to any host: the call
 				// keeps its ceiling.
-				c.add("network-redirect", rules.Proven, v, "bash connects to the network for /dev/tcp and /dev/udp", effectNone)
+				c.add(rules.KindNetworkRedirect, rules.Proven, v, "bash connects to the network for /dev/tcp and /dev/udp", effectNone)
 				proven = false
 			}
 		}
@@ -46,13 +46,13 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 		}
 		switch {
 		case !p.Known:
-			c.add("unknown-command", rules.Proven, argvText(p), "not in the command knowledge table: "+p.Why, effectNone)
+			c.add(rules.KindUnknownCommand, rules.Proven, argvText(p), "not in the command knowledge table: "+p.Why, effectNone)
 			proven = false
 		case p.Privileged:
-			c.add("privileged", rules.Proven, argvText(p), "runs with raised privileges via "+strings.Join(p.Wrappers, " "), effectNone)
+			c.add(rules.KindPrivileged, rules.Proven, argvText(p), "runs with raised privileges via "+strings.Join(p.Wrappers, " "), effectNone)
 			proven = false
 		case p.RunsCode:
-			c.add("runs-code", rules.Proven, argvText(p), p.Rule+" executes code narrowd did not read (build, test or script runner)", effectNone)
+			c.add(rules.KindRunsCode, rules.Proven, argvText(p), p.Rule+" executes code narrowd did not read (build, test or script runner)", effectNone)
 			proven = false
 		}
 	}
@@ -64,7 +64,7 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 		return c.ev
 	}
 	if len(a.Programs) == 0 {
-		c.add("no-program", rules.Proven, "command", "the text runs no program", effectNone)
+		c.add(rules.KindNoProgram, rules.Proven, "command", "the text runs no program", effectNone)
 	}
 
 	var joined rules.Labels
@@ -97,13 +97,13 @@ func Shell(a *parse.Analysis, cwd string, ps Paths) []rules.Evidence {
 	for _, p := range a.Programs {
 		for _, w := range p.Argv[min(1, len(p.Argv)):] {
 			if secretWord(w.Value) {
-				c.add("sensitive-word", rules.Guess, w.Value, "the argument names secrets (token, password, key, credential)", raise(rules.Scope))
+				c.add(rules.KindSensitiveWord, rules.Guess, w.Value, "the argument names secrets (token, password, key, credential)", raise(rules.Scope))
 				break
 			}
 			if pat := sensitiveInWord(ps, cwd, w.Value); pat != "" {
 				// HEAD:.env, --output=id_rsa, -- .env: a name inside
 				// an argument that is not itself a path argument.
-				c.add("sensitive-name", rules.Guess, w.Value, "names a path matching sensitive pattern "+pat, raise(rules.Scope))
+				c.add(rules.KindSensitiveName, rules.Guess, w.Value, "names a path matching sensitive pattern "+pat, raise(rules.Scope))
 				break
 			}
 		}
@@ -128,7 +128,7 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 	}
 	l.Levels[rules.Mutation] = mut
 	why[rules.Mutation] = p.Mutation + " (table rule " + p.Rule + ")"
-	c.add("known-command", rules.Proven, argvText(p), "table rule "+strconv.Quote(p.Rule)+": "+describe(p), effectNone)
+	c.add(rules.KindKnownCommand, rules.Proven, argvText(p), "table rule "+strconv.Quote(p.Rule)+": "+describe(p), effectNone)
 
 	pureDelete := false
 	overwritten := false
@@ -140,7 +140,7 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 		// /dev/tcp and /dev/udp never get here: Shell keeps the ceiling
 		// for them before any program is labelled.
 		if pa.Word.Literal && parse.HarmlessDevice(name) {
-			c.add("harmless-device", rules.Proven, name, "a standard stream or the null device", effectNone)
+			c.add(rules.KindHarmlessDevice, rules.Proven, name, "a standard stream or the null device", effectNone)
 			continue
 		}
 		m := accessMutation(pa.Access)
@@ -158,7 +158,7 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 			// env, printenv, export -p, declare -p, set: the
 			// environment and the shell's variables hold tokens
 			// like a secret file does.
-			c.add("sensitive-name", rules.Guess, name, "prints the environment or shell variables, which hold secrets", raise(rules.Scope))
+			c.add(rules.KindSensitiveName, rules.Guess, name, "prints the environment or shell variables, which hold secrets", raise(rules.Scope))
 		}
 		w := ps.Resolve(cwd, name)
 		if pa.Word.Glob && globClimbs(name) {
@@ -166,19 +166,19 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 		}
 		if !w.Inside {
 			outside = true
-			c.add("path-outside", rules.Proven, name, w.Why, effectNone)
+			c.add(rules.KindPathOutside, rules.Proven, name, w.Why, effectNone)
 			continue
 		}
 		targets++
 		recursive = recursive || pa.Recursive || pa.Word.Glob
-		c.add("path-inside", rules.Proven, name, w.Abs+" stays under workspace "+w.Root, effectNone)
+		c.add(rules.KindPathInside, rules.Proven, name, w.Abs+" stays under workspace "+w.Root, effectNone)
 		pathRaises(c, ps, w, name)
 		switch {
 		case pa.Access != parse.Read && pa.Access != parse.Exec:
 			writeRaises(c, ps, w, name, pa.Access == parse.Delete)
 		case pa.Access == parse.Read && slices.Contains(linksOrCopies, p.Name) && w.Abs != w.Root:
 			if why := ps.NotOrdinary(w, false); why != "" {
-				c.add(KindStandingConfig, rules.Proven, name, why+"; "+p.Name+" puts it under a new name, a later way to change it or a place another tool loads it from", raise(rules.Scope))
+				c.add(rules.KindStandingConfig, rules.Proven, name, why+"; "+p.Name+" puts it under a new name, a later way to change it or a place another tool loads it from", raise(rules.Scope))
 			}
 		}
 		rawRaises(c, ps, cwd, name)
@@ -198,11 +198,11 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 		}
 		if !w.Inside {
 			outside = true
-			c.add("path-outside", rules.Proven, word.Value, "pattern "+w.Why, effectNone)
+			c.add(rules.KindPathOutside, rules.Proven, word.Value, "pattern "+w.Why, effectNone)
 			continue
 		}
 		recursive = true
-		c.add("glob-inside", rules.Proven, word.Value, fmt.Sprintf("every expansion of %s stays under workspace %s and none can be an option", w.Abs, w.Root), effectNone)
+		c.add(rules.KindGlobInside, rules.Proven, word.Value, fmt.Sprintf("every expansion of %s stays under workspace %s and none can be an option", w.Abs, w.Root), effectNone)
 		globRaises(c, ps, w, word.Value)
 	}
 
@@ -245,7 +245,7 @@ func programLabels(c *claims, p parse.Program, cwd string, ps Paths) (rules.Labe
 		why[rules.Egress] = "reaches local services only"
 	default:
 		if why[rules.Egress] == "" {
-			c.add("no-network", rules.Proven, argvText(p), "the table says it opens no network connection", effectNone)
+			c.add(rules.KindNoNetwork, rules.Proven, argvText(p), "the table says it opens no network connection", effectNone)
 			why[rules.Egress] = "opens no network connection"
 		}
 	}
@@ -292,32 +292,32 @@ const globMatchLimit = 2000
 // it errs toward raising.
 func globRaises(c *claims, ps Paths, w Where, name string) {
 	if sample := ps.globMaySensitive(name); sample != "" {
-		c.add("sensitive-name", rules.Guess, name, "the pattern can match "+sample+", a sensitive name", raise(rules.Scope))
+		c.add(rules.KindSensitiveName, rules.Guess, name, "the pattern can match "+sample+", a sensitive name", raise(rules.Scope))
 	}
 	if ps.Disk == nil {
 		return
 	}
 	matches, err := filepath.Glob(w.Abs)
 	if err != nil {
-		c.add("glob-unreadable", rules.PointInTime, name, "the pattern cannot be expanded: "+err.Error(), raise(rules.Scope))
+		c.add(rules.KindGlobUnreadable, rules.PointInTime, name, "the pattern cannot be expanded: "+err.Error(), raise(rules.Scope))
 		return
 	}
 	if len(matches) > globMatchLimit {
-		c.add("glob-too-many", rules.PointInTime, name, fmt.Sprintf("the pattern matches more than %d paths", globMatchLimit), raise(rules.Scope))
+		c.add(rules.KindGlobTooMany, rules.PointInTime, name, fmt.Sprintf("the pattern matches more than %d paths", globMatchLimit), raise(rules.Scope))
 		return
 	}
 	for _, m := range matches {
 		mw := ps.Resolve("/", m)
 		if !mw.Inside {
-			c.add("link-escape", rules.PointInTime, m, "a match of "+name+" is outside the workspace", raise(rules.Scope))
+			c.add(rules.KindLinkEscape, rules.PointInTime, m, "a match of "+name+" is outside the workspace", raise(rules.Scope))
 			return
 		}
 		if pat := ps.SensitiveMatch(mw.Abs); pat != "" {
-			c.add("sensitive-name", rules.Guess, m, "a match of "+name+" matches sensitive pattern "+pat, raise(rules.Scope))
+			c.add(rules.KindSensitiveName, rules.Guess, m, "a match of "+name+" matches sensitive pattern "+pat, raise(rules.Scope))
 			return
 		}
 		if esc := ps.Escape(mw); esc != "" {
-			c.add("link-escape", rules.PointInTime, m, esc, raise(rules.Scope))
+			c.add(rules.KindLinkEscape, rules.PointInTime, m, esc, raise(rules.Scope))
 			return
 		}
 	}
@@ -327,10 +327,10 @@ func globRaises(c *claims, ps Paths, w Where, name string) {
 // path: a sensitive name, or a link that leaves the workspace.
 func pathRaises(c *claims, ps Paths, w Where, name string) {
 	if pat := ps.SensitiveMatch(w.Abs); pat != "" {
-		c.add("sensitive-name", rules.Guess, name, "matches sensitive pattern "+pat, raise(rules.Scope))
+		c.add(rules.KindSensitiveName, rules.Guess, name, "matches sensitive pattern "+pat, raise(rules.Scope))
 	}
 	if esc := ps.Escape(w); esc != "" {
-		c.add("link-escape", rules.PointInTime, name, esc, raise(rules.Scope))
+		c.add(rules.KindLinkEscape, rules.PointInTime, name, esc, raise(rules.Scope))
 	}
 }
 
@@ -402,7 +402,7 @@ func homeSecrets(c *claims, a *parse.Analysis, ps Paths) {
 				continue
 			}
 			if pat := ps.SensitiveMatch("/" + tail); pat != "" {
-				c.add("sensitive-name", rules.Guess, w.Value, "names a path under the home directory matching sensitive pattern "+pat, raise(rules.Scope))
+				c.add(rules.KindSensitiveName, rules.Guess, w.Value, "names a path under the home directory matching sensitive pattern "+pat, raise(rules.Scope))
 				return
 			}
 		}
@@ -438,12 +438,12 @@ func besideCode(c *claims, a *parse.Analysis, cwd string, ps Paths) {
 			why = "it can spend"
 		}
 		for _, e := range part.ev {
-			if why == "" && strings.HasPrefix(e.Effect, "raise:") {
-				why = e.Kind + " " + e.Subject
+			if _, raised := e.Effect.Raised(); why == "" && raised {
+				why = string(e.Kind) + " " + e.Subject
 			}
 		}
 		if why != "" {
-			c.add("beside-code", rules.Proven, argvText(p), "runs beside the repository's code and would be asked about on its own: "+why, effectNone)
+			c.add(rules.KindBesideCode, rules.Proven, argvText(p), "runs beside the repository's code and would be asked about on its own: "+why, effectNone)
 		}
 	}
 }

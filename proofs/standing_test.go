@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/narrowd/narrowd/rules"
 )
 
 // TestStandingLoads: the embedded table parses, and each entry says what
@@ -171,7 +173,7 @@ func TestNotOrdinaryThroughSymlink(t *testing.T) {
 	for _, name := range []string{"h/pre-commit", "f"} {
 		var c claims
 		writeRaises(&c, ps, ps.Resolve(ws, name), name, false)
-		if len(c.ev) != 1 || c.ev[0].Kind != KindStandingConfig {
+		if len(c.ev) != 1 || c.ev[0].Kind != rules.KindStandingConfig {
 			t.Errorf("write to %s: evidence %+v, want one standing-config", name, c.ev)
 		}
 	}

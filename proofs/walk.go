@@ -32,7 +32,6 @@ type DirReader interface {
 	ReadDir(name string) ([]fs.DirEntry, error)
 }
 
-
 // walkResult is what walking one tree found.
 type walkResult struct {
 	// walked reports that the whole tree was seen within the budget.
@@ -181,12 +180,12 @@ func followedTrees(c *claims, p parse.Program, cwd string, ps Paths, budget *int
 		r := ps.walkFollowing(w, budget)
 		switch {
 		case r.escape:
-			c.add("link-escape", rules.PointInTime, pa.Word.Value, r.why+"; "+p.Name+" follows it", raise(rules.Scope))
+			c.add(rules.KindLinkEscape, rules.PointInTime, pa.Word.Value, r.why+"; "+p.Name+" follows it", raise(rules.Scope))
 		case !r.walked:
-			c.add("unproven", rules.Proven, "symbolic links not walked", fmt.Sprintf("%s follows symbolic links under %s and narrowd did not walk the tree: %s", p.Name, w.Abs, r.why), effectNone)
+			c.add(rules.KindUnproven, rules.Proven, "symbolic links not walked", fmt.Sprintf("%s follows symbolic links under %s and narrowd did not walk the tree: %s", p.Name, w.Abs, r.why), effectNone)
 			ok = false
 		default:
-			c.add("links-walked", rules.PointInTime, pa.Word.Value, fmt.Sprintf("walked %d entries under %s: no symbolic link leaves the workspace", r.entries, w.Abs), effectNone)
+			c.add(rules.KindLinksWalked, rules.PointInTime, pa.Word.Value, fmt.Sprintf("walked %d entries under %s: no symbolic link leaves the workspace", r.entries, w.Abs), effectNone)
 		}
 	}
 	return ok
@@ -277,6 +276,6 @@ func rawRaises(c *claims, ps Paths, cwd, name string) {
 		return
 	}
 	if w := ps.Resolve("/", real); !w.Inside {
-		c.add("link-escape", rules.PointInTime, name, "a symlink before .. takes the path to "+real+", outside the workspace", raise(rules.Scope))
+		c.add(rules.KindLinkEscape, rules.PointInTime, name, "a symlink before .. takes the path to "+real+", outside the workspace", raise(rules.Scope))
 	}
 }

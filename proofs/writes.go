@@ -9,22 +9,6 @@ import (
 	"github.com/narrowd/narrowd/rules"
 )
 
-// Evidence kinds of write targets. A write narrows to one ordinary
-// workspace file only when its target is proven ordinary; the others
-// hold scope at its ceiling, and the engine refuses a call that carries
-// narrowd-own-file or narrowd-admin whatever the profile says.
-const (
-	// KindStandingConfig: the target is standing configuration (a dot
-	// segment not on the inert list, or an entry of [Standing]).
-	KindStandingConfig = "standing-config"
-	// KindOwnFile: the call would change one of narrowd's own files.
-	KindOwnFile = "narrowd-own-file"
-	// KindAdmin: the call runs one of narrowd's own commands that the
-	// command knowledge does not know as a read (allow, grants, label,
-	// install, uninstall, profile, config, undo, …).
-	KindAdmin = "narrowd-admin"
-)
-
 // narrowdPrograms are the names narrowd's binaries are installed under.
 var narrowdPrograms = []string{"narrowd", "narrowd-hook", "narrowd-exec"}
 
@@ -40,7 +24,7 @@ func writeRaises(c *claims, ps Paths, w Where, name string, deleting bool) {
 		return
 	}
 	if why := ps.NotOrdinary(w, deleting); why != "" {
-		c.add(KindStandingConfig, rules.Proven, name, why+"; a change there is standing configuration (§3.2), not one ordinary file", raise(rules.Scope))
+		c.add(rules.KindStandingConfig, rules.Proven, name, why+"; a change there is standing configuration (§3.2), not one ordinary file", raise(rules.Scope))
 		return
 	}
 	linked, ok := ps.linkedPath(w.Root, w.Abs)
@@ -49,7 +33,7 @@ func writeRaises(c *claims, ps Paths, w Where, name string, deleting bool) {
 	}
 	if lw := ps.Resolve("/", linked); lw.Inside {
 		if why := ps.NotOrdinary(lw, deleting); why != "" {
-			c.add(KindStandingConfig, rules.PointInTime, name, "a symlink leads it to "+lw.Abs+": "+why, raise(rules.Scope))
+			c.add(rules.KindStandingConfig, rules.PointInTime, name, "a symlink leads it to "+lw.Abs+": "+why, raise(rules.Scope))
 		}
 	}
 }
@@ -61,7 +45,7 @@ func ownWrite(c *claims, ps Paths, cwd, name, what string) bool {
 	if o == "" {
 		return false
 	}
-	c.add(KindOwnFile, rules.Proven, name, fmt.Sprintf("%s names narrowd's own file %s; no agent call may %s it", name, o, what), raise(rules.Scope))
+	c.add(rules.KindOwnFile, rules.Proven, name, fmt.Sprintf("%s names narrowd's own file %s; no agent call may %s it", name, o, what), raise(rules.Scope))
 	return true
 }
 
@@ -69,7 +53,7 @@ func ownWrite(c *claims, ps Paths, cwd, name, what string) bool {
 // log, sessions, snapshots, profiles): a person should see it.
 func ownRead(c *claims, ps Paths, cwd, name string) {
 	if o := ps.OwnFile(cwd, name); o != "" {
-		c.add("sensitive-name", rules.Guess, name, "reads narrowd's own file "+o+" (its audit log, grants, state or configuration)", raise(rules.Scope))
+		c.add(rules.KindSensitiveName, rules.Guess, name, "reads narrowd's own file "+o+" (its audit log, grants, state or configuration)", raise(rules.Scope))
 	}
 }
 
@@ -84,7 +68,7 @@ var linksOrCopies = []string{"ln", "link", "cp", "mv", "install"}
 func shellOwnFiles(c *claims, a *parse.Analysis, cwd string, ps Paths) {
 	for _, p := range a.Programs {
 		if len(p.Argv) > 0 && (slices.Contains(narrowdPrograms, filepath.Base(p.Name)) || ps.OwnFile(cwd, p.Argv[0].Value) != "") && !p.Known {
-			c.add(KindAdmin, rules.Proven, argvText(p), "runs narrowd's own command "+argvText(p)+", which changes what narrowd allows; only a person may run it", raise(rules.Scope))
+			c.add(rules.KindAdmin, rules.Proven, argvText(p), "runs narrowd's own command "+argvText(p)+", which changes what narrowd allows; only a person may run it", raise(rules.Scope))
 		}
 		if len(ps.Own) == 0 {
 			continue
@@ -107,7 +91,7 @@ func shellOwnFiles(c *claims, a *parse.Analysis, cwd string, ps Paths) {
 				if o == "" {
 					o = ps.ownInText(w.Value)
 				}
-				c.add(KindOwnFile, rules.Proven, w.Value, "an argument of "+p.Name+", which narrowd cannot read, names narrowd's own file "+o+"; no agent call may change it", raise(rules.Scope))
+				c.add(rules.KindOwnFile, rules.Proven, w.Value, "an argument of "+p.Name+", which narrowd cannot read, names narrowd's own file "+o+"; no agent call may change it", raise(rules.Scope))
 				break
 			}
 		}

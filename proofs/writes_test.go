@@ -167,7 +167,7 @@ func TestStandingWriteLabels(t *testing.T) {
 	}
 	found := false
 	for _, e := range v.Evidence {
-		if e.Kind == proofs.KindStandingConfig && strings.Contains(e.Detail, "VS Code") {
+		if e.Kind == rules.KindStandingConfig && strings.Contains(e.Detail, "VS Code") {
 			found = true
 		}
 	}

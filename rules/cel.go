@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 
 	"cel.dev/cel-go/cel"
@@ -25,6 +26,8 @@ import (
 //	            reads_untrusted, external_effect, destructive, moves_money   seed 003 labels (see [SessionLabels])
 //	            reads_sensitive            evidence of a sensitive name (always present)
 //	            risk_class                 the seed 004 class (see [RiskClass])
+//	            program, argv              for a shell call proven to run exactly one program
+//	                                       (see [ShellCommand]) its name and words; absent otherwise
 //	ceiling   the tool's un-narrowed labels and facts (same label keys)
 //	evidence  a list of {kind, strength, subject, detail, effect}
 //	session   {known, tools (absent when not known)}, and session.called_with("reads_untrusted")
@@ -36,6 +39,20 @@ import (
 //	consequence_at_or_above("irreversible")    seed 001 class of the reversibility label
 //	has_evidence("runs-code")                  some evidence of that kind, any strength
 //	proven("path-inside")                      some evidence of that kind that may relax (proven or established)
+//	command_is("git status")                   the call is exactly one proven program whose words start with these
+//	command_exactly("git status")              the same, with no further words
+//
+// Evidence kinds named in has_evidence, proven or compared with an
+// evidence's kind must be kinds narrowd emits ([EvidenceKinds]).
+//
+// A rule that lets a call run (allow or sandbox) may not read call.input,
+// nor an evidence's subject or detail: those hold text whose meaning to
+// the tool narrowd has not proven (call.input.command.startsWith("git
+// status") also holds for "git status; rm -rf ~/x"), so a grant on them is
+// a grant on silence. Loading refuses such a rule with its line, and when
+// it evaluates such rules the activation hides the input and those
+// fields anyway (see [activation.restrict]), so no indirect read (a loop
+// over call's keys) sees them either. Deny and ask rules read everything.
 //
 // Absent is unknown (seed 001): for an unlabelled tool the label, fact and
 // derived keys are absent from call and ceiling, so a rule that reads them
@@ -49,26 +66,35 @@ import (
 // with '@', which no CEL identifier can, so a profile cannot call them
 // directly.
 const (
-	fnAtLeast     = "@at_least"
-	fnAtMost      = "@at_most"
-	fnConsequence = "@consequence_at_or_above"
-	fnHasEvidence = "@has_evidence"
-	fnProven      = "@proven"
-	fnCalledWith  = "called_with"
-	varCall       = "call"
-	varCeiling    = "ceiling"
-	varEvidence   = "evidence"
-	varSession    = "session"
-	keyLabelled   = "labelled"
-	keyUnlabelled = "unlabelled"
-	keyRiskClass  = "risk_class"
-	keyInput      = "input"
-	keyAgent      = "agent"
-	keyTool       = "tool"
-	keyKey        = "key"
-	keyCwd        = "cwd"
-	keyKnown      = "known"
-	keyTools      = "tools"
+	fnAtLeast        = "@at_least"
+	fnAtMost         = "@at_most"
+	fnConsequence    = "@consequence_at_or_above"
+	fnHasEvidence    = "@has_evidence"
+	fnProven         = "@proven"
+	fnCommandIs      = "@command_is"
+	fnCommandExactly = "@command_exactly"
+	fnCalledWith     = "called_with"
+	varCall          = "call"
+	varCeiling       = "ceiling"
+	varEvidence      = "evidence"
+	varSession       = "session"
+	keyLabelled      = "labelled"
+	keyUnlabelled    = "unlabelled"
+	keyRiskClass     = "risk_class"
+	keyInput         = "input"
+	keyAgent         = "agent"
+	keyTool          = "tool"
+	keyKey           = "key"
+	keyCwd           = "cwd"
+	keyKnown         = "known"
+	keyTools         = "tools"
+	keyProgram       = "program"
+	keyArgv          = "argv"
+	fieldSubject     = "subject"
+	fieldDetail      = "detail"
+	fieldKind        = "kind"
+	fieldEffect      = "effect"
+	fieldStrength    = "strength"
 )
 
 // helperMacros maps each helper to its hidden function and argument count.
@@ -81,13 +107,16 @@ var helperMacros = [...]struct {
 	{"consequence_at_or_above", fnConsequence, 1},
 	{"has_evidence", fnHasEvidence, 1},
 	{"proven", fnProven, 1},
+	{"command_is", fnCommandIs, 1},
+	{"command_exactly", fnCommandExactly, 1},
 }
 
 // callKeys are the keys of `call` that every call has; labelKeys the ones
 // only a labelled call has.
 var (
-	callKeys  = []string{keyAgent, keyTool, keyKey, keyCwd, keyInput, keyLabelled, keyUnlabelled, keyRiskClass, markReadsSensitive}
-	labelKeys = []string{
+	callKeys    = []string{keyAgent, keyTool, keyKey, keyCwd, keyInput, keyLabelled, keyUnlabelled, keyRiskClass, markReadsSensitive}
+	commandKeys = []string{keyProgram, keyArgv}
+	labelKeys   = []string{
 		"mutation", "scope", "reversibility", "egress", "financial", "returns_class",
 		"open_world", "configuration_object", "pure_deletion",
 		markReadsUntrusted, markExternalEffect, markDestructive, markMovesMoney,
@@ -123,6 +152,12 @@ func newEnv() (*cel.Env, error) {
 		cel.Function(fnProven, cel.Overload("narrowd_proven",
 			[]*cel.Type{cel.DynType, cel.StringType}, cel.BoolType,
 			cel.BinaryBinding(func(c, k ref.Val) ref.Val { return findEvidence(c, k, true) }))),
+		cel.Function(fnCommandIs, cel.Overload("narrowd_command_is",
+			[]*cel.Type{cel.DynType, cel.StringType}, cel.BoolType,
+			cel.BinaryBinding(func(c, p ref.Val) ref.Val { return commandMatches(c, p, false) }))),
+		cel.Function(fnCommandExactly, cel.Overload("narrowd_command_exactly",
+			[]*cel.Type{cel.DynType, cel.StringType}, cel.BoolType,
+			cel.BinaryBinding(func(c, p ref.Val) ref.Val { return commandMatches(c, p, true) }))),
 	}
 	// Each helper is a global macro that passes `call` to its hidden
 	// function; a wrong argument count is a compile error that names it.
@@ -258,6 +293,8 @@ type callFields struct {
 	call  *Call
 	lab   *Labels // narrowed; nil when unlabelled
 	input ref.Val
+	// restricted hides the input, for rules that let a call run.
+	restricted bool
 }
 
 func (c *callFields) field(key string) (ref.Val, bool) {
@@ -278,7 +315,20 @@ func (c *callFields) field(key string) (ref.Val, bool) {
 		return types.String(RiskClass(c.lab, c.call.Tool)), true
 	case markReadsSensitive:
 		return types.Bool(readsSensitive(c.in.Evidence)), true
+	case keyProgram:
+		if c.in.Command == nil || len(c.in.Command.Argv) == 0 {
+			return nil, false
+		}
+		return types.String(c.in.Command.Argv[0]), true
+	case keyArgv:
+		if c.in.Command == nil || len(c.in.Command.Argv) == 0 {
+			return nil, false
+		}
+		return types.NewStringList(types.DefaultTypeAdapter, c.in.Command.Argv), true
 	case keyInput:
+		if c.restricted {
+			return nil, false
+		}
 		if c.input == nil {
 			in := c.call.Input
 			if in == nil {
@@ -299,10 +349,17 @@ func (c *callFields) field(key string) (ref.Val, bool) {
 }
 
 func (c *callFields) keys() []string {
-	if c.lab == nil {
-		return callKeys
+	keys := callKeys
+	if c.restricted {
+		keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == keyInput })
 	}
-	return append(append([]string(nil), callKeys...), labelKeys...)
+	if c.in.Command != nil && len(c.in.Command.Argv) > 0 {
+		keys = append(slices.Clip(keys), commandKeys...)
+	}
+	if c.lab == nil {
+		return keys
+	}
+	return append(slices.Clip(keys), labelKeys...)
 }
 
 // labelFields is `ceiling`: the labels and facts, or nothing when the tool
@@ -359,6 +416,9 @@ type activation struct {
 	ceiling  objMap
 	session  objMap
 	evidence ref.Val
+	// restricted hides the subject and detail of evidence, for allow
+	// rules (see restrict).
+	restricted bool
 }
 
 func newActivation(in *Input) *activation {
@@ -409,6 +469,25 @@ func (a *activation) init(in *Input) {
 	a.session.f = sessionFields{s: &in.Session}
 }
 
+// restrict hides from the rules evaluated next what a rule with outcome
+// o may not read: for sandbox and allow the call's input, and for allow
+// also the subject and detail of each evidence (text whose meaning
+// narrowd has not proven; a sandbox rule may read the words of the
+// programs it confines). Loading already refuses rules that read them
+// directly; this covers the indirect reads (iterating call's keys,
+// comparing whole maps). Decide evaluates rules from deny to allow, so
+// each step restricts at most once.
+func (a *activation) restrict(o Outcome) {
+	if o <= Sandbox && !a.callF.restricted {
+		a.callF.restricted = true
+		a.call.full = nil
+	}
+	if o == Allow && !a.restricted {
+		a.restricted = true
+		a.evidence = nil
+	}
+}
+
 // ResolveName implements interpreter.Activation.
 func (a *activation) ResolveName(name string) (any, bool) {
 	switch name {
@@ -422,9 +501,13 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		if a.evidence == nil {
 			list := make([]ref.Val, len(a.in.Evidence))
 			for i, e := range a.in.Evidence {
+				subject, detail := e.Subject, e.Detail
+				if a.restricted {
+					subject, detail = "", ""
+				}
 				list[i] = types.NewStringStringMap(types.DefaultTypeAdapter, map[string]string{
-					"kind": e.Kind, "strength": e.Strength.String(), "subject": e.Subject,
-					"detail": e.Detail, "effect": e.Effect,
+					fieldKind: string(e.Kind), fieldStrength: e.Strength.String(), fieldSubject: subject,
+					fieldDetail: detail, fieldEffect: string(e.Effect),
 				})
 			}
 			a.evidence = types.NewRefValList(types.DefaultTypeAdapter, list)
@@ -511,11 +594,68 @@ func findEvidence(cv, kind ref.Val, mayRelax bool) ref.Val {
 	}
 	for i := range c.in.Evidence {
 		e := &c.in.Evidence[i]
-		if e.Kind == string(k) && (!mayRelax || e.Strength.MayRelax()) {
+		if e.Kind == EvidenceKind(k) && (!mayRelax || e.Strength.MayRelax()) {
 			return types.True
 		}
 	}
 	return types.False
+}
+
+// commandMatches implements command_is (exact false) and
+// command_exactly: the call is a proven single program (see
+// [ShellCommand]) whose words start with, or are exactly, the words of
+// the pattern.
+func commandMatches(cv, pattern ref.Val, exact bool) ref.Val {
+	c, errv := callOf(cv)
+	if errv != nil {
+		return errv
+	}
+	p, ok := pattern.(types.String)
+	if !ok {
+		return types.NewErr("command pattern must be a string")
+	}
+	return types.Bool(commandIs(c.in.Command, string(p), exact) && argumentsProven(c.in.Evidence))
+}
+
+// argumentsProven reports that nothing narrowd found about the call's
+// arguments holds it back: no evidence raises a label (a sensitive name,
+// a link out of the workspace, repository configuration that runs code)
+// and no path is outside the workspace. command_is says what program
+// runs; this keeps it from also granting what the program is pointed at
+// (command_is("cat") is not cat /home/me/notes).
+func argumentsProven(ev []Evidence) bool {
+	for i := range ev {
+		if _, raises := ev[i].Effect.Raised(); raises || ev[i].Kind == KindPathOutside {
+			return false
+		}
+	}
+	return true
+}
+
+// commandIs reports whether cmd's words start with (or, when exact, are)
+// the space-separated words of pattern. A nil cmd, not proven to be one
+// program, never matches; nor does an empty pattern.
+func commandIs(cmd *ShellCommand, pattern string, exact bool) bool {
+	want := strings.Fields(pattern)
+	if cmd == nil || len(want) == 0 || len(cmd.Argv) < len(want) || exact && len(cmd.Argv) != len(want) {
+		return false
+	}
+	return slices.Equal(cmd.Argv[:len(want)], want)
+}
+
+// commandWord reports a word a command pattern may hold: the characters
+// of ordinary program names, subcommands and flags, and none that the
+// shell would treat specially, so a pattern reads as what it matches.
+func commandWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("-_./:=+,@%", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return w != ""
 }
 
 // calledWith implements session.called_with(label): whether an earlier
@@ -556,7 +696,21 @@ type exprFacts struct {
 	factMask  uint8
 	// kinds are the string literals that could name an evidence kind,
 	// for the tighten-only check's evidence sample.
-	kinds    []string
+	kinds []string
+	// commands are the patterns of command_is and command_exactly, for
+	// the tighten-only check's command sample.
+	commands []string
+	// usesCommand reports that the condition may read the
+	// [ShellCommand] fact, which the engine then computes.
+	usesCommand bool
+	// inputReads are the places the condition reads call.input, and
+	// evidenceReads those where it reads an evidence's subject or
+	// detail: text narrowd has not proven, problems only in a rule that
+	// lets a call run (input: allow and sandbox; evidence text: allow).
+	inputReads, evidenceReads []exprProblem
+	// evVars are the comprehension variables bound to an element of
+	// evidence, whose kind comparisons name evidence kinds.
+	evVars   map[string]bool
 	problems []exprProblem
 }
 
@@ -635,13 +789,20 @@ func (f *exprFacts) walk(e ast.Expr, bound map[string]bool) {
 			// Used whole (iterated, compared, sized): anything about the
 			// call may matter.
 			f.sampleDep, f.factMask = true, allFacts
+			f.usesCommand = f.usesCommand || name == varCall
 		case name == varEvidence || name == varSession:
 			f.sampleDep = true
 		}
 	case ast.SelectKind:
+		if field := e.AsSelect().FieldName(); field == fieldSubject || field == fieldDetail {
+			f.evidenceReads = append(f.evidenceReads, textRead(e, "an evidence's "+field))
+		}
 		f.walk(e.AsSelect().Operand(), bound)
 	case ast.CallKind:
 		c := e.AsCall()
+		if lit, ok := indexLit(c); ok && (lit == fieldSubject || lit == fieldDetail) {
+			f.evidenceReads = append(f.evidenceReads, textRead(e, "an evidence's "+lit))
+		}
 		f.checkCall(e, c, bound)
 		if c.IsMemberFunction() {
 			f.walk(c.Target(), bound)
@@ -651,8 +812,11 @@ func (f *exprFacts) walk(e ast.Expr, bound map[string]bool) {
 			args[0].AsIdent() == varCall && !bound[varCall] {
 			// The helper macros pass call: the helpers read the labels,
 			// and has_evidence and proven the evidence.
-			if fn := c.FunctionName(); fn == fnHasEvidence || fn == fnProven {
+			switch c.FunctionName() {
+			case fnHasEvidence, fnProven:
 				f.sampleDep = true
+			case fnCommandIs, fnCommandExactly:
+				f.sampleDep, f.usesCommand = true, true
 			}
 			args = args[1:]
 		}
@@ -677,6 +841,16 @@ func (f *exprFacts) walk(e ast.Expr, bound map[string]bool) {
 		f.loops = true
 		c := e.AsComprehension()
 		f.walk(c.IterRange(), bound)
+		if r := c.IterRange(); r.Kind() == ast.IdentKind && r.AsIdent() == varEvidence && !bound[varEvidence] {
+			if f.evVars == nil {
+				f.evVars = map[string]bool{}
+			}
+			if c.HasIterVar2() {
+				f.evVars[c.IterVar2()] = true
+			} else {
+				f.evVars[c.IterVar()] = true
+			}
+		}
 		inner := make(map[string]bool, len(bound)+3)
 		for k := range bound {
 			inner[k] = true
@@ -691,6 +865,23 @@ func (f *exprFacts) walk(e ast.Expr, bound map[string]bool) {
 		f.walk(c.LoopStep(), inner)
 		f.walk(c.Result(), inner)
 	}
+}
+
+// indexLit returns the key of `x["key"]`.
+func indexLit(c ast.CallExpr) (string, bool) {
+	if c.FunctionName() != "_[_]" || len(c.Args()) != 2 {
+		return "", false
+	}
+	return stringLit(c.Args()[1])
+}
+
+// textRead is the problem of a read of unproven text in a rule that
+// lets a call run.
+func textRead(e ast.Expr, what string) exprProblem {
+	return exprProblem{id: e.ID(), msg: "a rule that lets a call run may not read " + what +
+		": narrowd has not proven what that text means to the tool (call.input.command.startsWith(\"git status\") also holds for \"git status; rm -rf ~/x\"); " +
+		"match a shell call with command_is(\"git status\") or command_exactly(…), a file tool with proven(\"path-inside\") and the labels, " +
+		"or move the condition to an ask or deny rule, which may read it"}
 }
 
 func isHelper(fn string) bool {
@@ -725,7 +916,13 @@ func (f *exprFacts) checkField(e ast.Expr, v, field string) {
 		if field == keyUnlabelled || field == keyLabelled {
 			f.unlabelled = true
 		}
-		if !slices.Contains(callKeys, field) && !slices.Contains(labelKeys, field) {
+		if field == keyInput {
+			f.inputReads = append(f.inputReads, textRead(e, "call.input"))
+		}
+		if field == keyProgram || field == keyArgv {
+			f.sampleDep, f.usesCommand = true, true
+		}
+		if !slices.Contains(callKeys, field) && !slices.Contains(labelKeys, field) && !slices.Contains(commandKeys, field) {
 			f.errorf(e, "call has no field %q", field)
 		}
 	case varCeiling:
@@ -792,6 +989,91 @@ func isKebab(s string) bool {
 	return true
 }
 
+// checkKind reports an evidence kind narrowd never emits.
+func (f *exprFacts) checkKind(lit ast.Expr, s string) {
+	if EvidenceKind(s).Known() {
+		return
+	}
+	hint := ""
+	if k, ok := nearestKind(s); ok {
+		hint = fmt.Sprintf(" (did you mean %q?)", k)
+	}
+	f.errorf(lit, "unknown evidence kind %q%s: narrowd emits no evidence of that kind, so the condition never sees it and its negation always holds (PROFILES.md lists the kinds)", s, hint)
+}
+
+// nearestKind is the kind closest to s in edit distance, if close enough
+// to be a typo.
+func nearestKind(s string) (EvidenceKind, bool) {
+	var best EvidenceKind
+	bestD := 4
+	for _, k := range evidenceKinds {
+		if d := editDistance(strings.ToLower(s), string(k)); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best, best != ""
+}
+
+// editDistance is the Levenshtein distance of a and b, by bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// checkKindValue reports a literal compared with the kind of an evidence
+// element (e.kind or e["kind"], e bound over evidence) that no evidence
+// can have.
+func (f *exprFacts) checkKindValue(sel, lit ast.Expr) {
+	s, ok := stringLit(lit)
+	if !ok {
+		return
+	}
+	var operand ast.Expr
+	var field string
+	switch sel.Kind() {
+	case ast.SelectKind:
+		field, operand = sel.AsSelect().FieldName(), sel.AsSelect().Operand()
+	case ast.CallKind:
+		k, ok := indexLit(sel.AsCall())
+		if !ok {
+			return
+		}
+		field, operand = k, sel.AsCall().Args()[0]
+	default:
+		return
+	}
+	if operand.Kind() != ast.IdentKind || !f.evVars[operand.AsIdent()] {
+		return
+	}
+	switch field {
+	case fieldKind:
+		f.checkKind(lit, s)
+	case fieldEffect:
+		if !Effect(s).Valid() {
+			f.errorf(lit, "no evidence has effect %q (want none, LABEL<=VALUE, fact:FACT=false or raise:LABEL)", s)
+		}
+	case fieldStrength:
+		if !slices.Contains(strengthNames[:], s) {
+			f.errorf(lit, "unknown evidence strength %q (want one of %s)", s, strings.Join(strengthNames[:], ", "))
+		}
+	}
+}
+
 func (f *exprFacts) checkCall(e ast.Expr, c ast.CallExpr, bound map[string]bool) {
 	args := c.Args()
 	switch c.FunctionName() {
@@ -799,11 +1081,14 @@ func (f *exprFacts) checkCall(e ast.Expr, c ast.CallExpr, bound map[string]bool)
 		if len(args) == 2 {
 			f.checkValue(args[0], args[1], bound)
 			f.checkValue(args[1], args[0], bound)
+			f.checkKindValue(args[0], args[1])
+			f.checkKindValue(args[1], args[0])
 		}
 	case "@in":
 		if len(args) == 2 && args[1].Kind() == ast.ListKind {
 			for _, el := range args[1].AsList().Elements() {
 				f.checkValue(args[0], el, bound)
+				f.checkKindValue(args[0], el)
 			}
 		}
 	case fnAtLeast, fnAtMost:
@@ -834,9 +1119,39 @@ func (f *exprFacts) checkCall(e ast.Expr, c ast.CallExpr, bound map[string]bool)
 		}
 	case fnHasEvidence, fnProven:
 		if len(args) == 2 {
-			if s, ok := stringLit(args[1]); ok && !isKebab(s) {
-				f.errorf(args[1], "evidence kind %q is not kebab-case, so no evidence can have it", s)
+			// A kind computed at run time could be any string, one
+			// narrowd never emits among them: only a literal is
+			// checked, so only a literal is accepted.
+			if s, ok := stringLit(args[1]); ok {
+				f.checkKind(args[1], s)
+			} else {
+				name := strings.TrimPrefix(c.FunctionName(), "@")
+				f.errorf(args[1], "%s takes a string literal naming an evidence kind, such as %s(\"path-inside\")", name, name)
 			}
+		}
+	case fnCommandIs, fnCommandExactly:
+		if len(args) != 2 {
+			return
+		}
+		name := strings.TrimPrefix(c.FunctionName(), "@")
+		s, ok := stringLit(args[1])
+		if !ok {
+			f.errorf(args[1], "%s takes a string literal, such as %s(\"git status\")", name, name)
+			return
+		}
+		words := strings.Fields(s)
+		if len(words) == 0 {
+			f.errorf(args[1], "%s(%q) names no program", name, s)
+			return
+		}
+		for _, w := range words {
+			if !commandWord(w) {
+				f.errorf(args[1], "%s(%q): %q is not a plain word (letters, digits and - _ . / : = + , @ %%): the pattern is the program's words separated by spaces, without quotes or shell syntax", name, s, w)
+				return
+			}
+		}
+		if !slices.Contains(f.commands, s) {
+			f.commands = append(f.commands, s)
 		}
 	case fnCalledWith:
 		if len(args) == 1 {

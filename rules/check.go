@@ -82,8 +82,8 @@ func neutralSamples() []sample {
 				Tool: "Bash", Input: map[string]any{"command": "go test ./...", "description": "run the tests"}},
 			Key: "claude/Bash",
 			Evidence: []Evidence{
-				{Kind: "runs-code", Strength: Proven, Subject: "go test ./...", Detail: "go test builds and runs the repository's code", Effect: "none"},
-				{Kind: "path-inside", Strength: Proven, Subject: "/work/repo", Detail: "every path stays inside the workspace", Effect: "scope<=bulk"},
+				{Kind: KindRunsCode, Strength: Proven, Subject: "go test ./...", Detail: "go test builds and runs the repository's code", Effect: NoEffect},
+				{Kind: KindPathInside, Strength: Proven, Subject: "/work/repo", Detail: "every path stays inside the workspace", Effect: Bound(Scope, 1)},
 			},
 		}},
 		{"file tool sample", Input{
@@ -91,7 +91,7 @@ func neutralSamples() []sample {
 				Tool: "Write", Input: map[string]any{"file_path": "/work/repo/main.go", "content": "package main\n"}},
 			Key: "claude/Write",
 			Evidence: []Evidence{
-				{Kind: "path-inside", Strength: Proven, Subject: "/work/repo/main.go", Detail: "the path stays inside the workspace", Effect: "scope<=single_record"},
+				{Kind: KindPathInside, Strength: Proven, Subject: "/work/repo/main.go", Detail: "the path stays inside the workspace", Effect: Bound(Scope, 0)},
 			},
 			Session: Session{Known: true, Tools: []string{"claude/Read"}},
 		}},
@@ -112,9 +112,19 @@ func evidenceSample(kinds []string) sample {
 	s.in.Evidence = nil
 	for _, k := range kinds {
 		for _, st := range [...]Strength{Proven, Established} {
-			s.in.Evidence = append(s.in.Evidence, Evidence{Kind: k, Strength: st, Subject: "/work/repo", Detail: "sample", Effect: "none"})
+			s.in.Evidence = append(s.in.Evidence, Evidence{Kind: EvidenceKind(k), Strength: st, Subject: "/work/repo", Detail: "sample", Effect: NoEffect})
 		}
 	}
+	return s
+}
+
+// commandSample is the shell sample proven to run exactly the program
+// of a command pattern, so a grant behind command_is is enumerated.
+func commandSample(pattern string) sample {
+	s := neutralSamples()[0]
+	s.name = "sample running " + pattern
+	s.in.Call.Input = map[string]any{"command": pattern}
+	s.in.Command = &ShellCommand{Argv: strings.Fields(pattern)}
 	return s
 }
 
@@ -132,8 +142,13 @@ func (c *compiler) checkTighten(list []*rule) {
 			// The condition reads only labels and facts: every sample
 			// gives the same answers.
 			use = samples[:1]
-		case len(r.kinds) > 0:
-			use = append(use[:len(use):len(use)], evidenceSample(r.kinds))
+		default:
+			if len(r.kinds) > 0 {
+				use = append(use[:len(use):len(use)], evidenceSample(r.kinds))
+			}
+			for _, cmd := range r.commands {
+				use = append(use[:len(use):len(use)], commandSample(cmd))
+			}
 		}
 		for _, s := range use {
 			if w, ok := tightenWitness(r, s.in); ok {
@@ -158,6 +173,7 @@ func tightenWitness(r *rule, base Input) (witness, bool) {
 	in := base
 	in.Ceiling, in.Narrowed = &l, &l
 	act := newActivation(&in)
+	act.restrict(r.Then) // the rule lets calls run: it sees what Decide shows such rules
 	for i := range numStates {
 		l = stateLabels(i)
 		act.call.full, act.ceiling.full = nil, nil // built from the old labels

@@ -144,17 +144,17 @@ func (s *Strength) UnmarshalText(b []byte) error {
 
 // Evidence is one claim about one call, with how far it may be trusted.
 type Evidence struct {
-	// Kind is a stable kebab-case identifier, such as "path-inside" or
-	// "sensitive-name". Users match on it in profiles.
-	Kind     string   `json:"kind"`
-	Strength Strength `json:"strength"`
+	// Kind is one of the kinds narrowd emits ([EvidenceKinds]), such as
+	// "path-inside" or "sensitive-name". Users match on it in profiles.
+	Kind     EvidenceKind `json:"kind"`
+	Strength Strength     `json:"strength"`
 	// Subject is what the claim is about: a path, a command, a URL.
 	Subject string `json:"subject"`
 	// Detail explains the claim for a person.
 	Detail string `json:"detail"`
 	// Effect is what the claim did to the labels: "mutation<=read",
 	// "raise:scope", or "none" for evidence that is only recorded.
-	Effect string `json:"effect"`
+	Effect Effect `json:"effect"`
 }
 
 // Verdict is the full answer for one call: the public JSON schema of
@@ -201,4 +201,23 @@ type Input struct {
 	Narrowed *Labels
 	Evidence []Evidence
 	Session  Session
+	// Command is set only for a shell call proven to run exactly one
+	// program with literal words (see [ShellCommand]); nil otherwise.
+	Command *ShellCommand
+}
+
+// ShellCommand is a shell call that narrowd proved runs exactly one
+// program and nothing else: no pipeline, list, substitution, loop or
+// function; no wrapper (sudo, env, command, xargs…) between the shell and
+// the program; no assignment before it; no redirect but the harmless
+// ones (to or from the null device, descriptor duplication); every word
+// literal, so Argv is exactly what the program receives; and a program
+// form the command knowledge table knows, with every flag it was given.
+// It is what command_is and command_exactly match, and what call.program
+// and call.argv read. The engine fills it from its analysis of the shell
+// text; rules never parses shell itself.
+type ShellCommand struct {
+	// Argv is the program's name as written (argv[0]) and its
+	// arguments.
+	Argv []string
 }

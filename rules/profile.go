@@ -47,6 +47,7 @@ type Profile struct {
 	sensitive   []string
 	rules       []*rule // file order
 	order       []*rule // evaluation order: deny, ask, sandbox, allow; file order within each
+	usesCommand bool
 }
 
 // Rule is one rule of a profile as written, for display.
@@ -75,6 +76,9 @@ type rule struct {
 	sampleDep bool
 	factMask  uint8
 	kinds     []string
+	commands  []string
+	// usesCommand reports that `when` may read [Input.Command].
+	usesCommand bool
 }
 
 // noMatch is the decision when no rule matched.
@@ -193,6 +197,11 @@ func (p *Profile) Sensitive() []string { return append([]string(nil), p.sensitiv
 // Workspaces returns the extra workspace roots the profile declares.
 func (p *Profile) Workspaces() []string { return append([]string(nil), p.workspaces...) }
 
+// UsesCommand reports that some rule may read [Input.Command]
+// (command_is, command_exactly, call.program, call.argv): the engine
+// computes that fact only then.
+func (p *Profile) UsesCommand() bool { return p.usesCommand }
+
 // Rules returns the profile's rules in file order.
 func (p *Profile) Rules() []Rule {
 	out := make([]Rule, len(p.rules))
@@ -228,6 +237,9 @@ func (p *Profile) Decide(in Input) Decision {
 		if unlabelled && !r.unlabelled {
 			continue
 		}
+		// p.order puts sandbox and allow rules last: from here on,
+		// no rule sees unproven text.
+		act.restrict(r.Then)
 		match, ok := r.eval(act)
 		if !ok {
 			if failed == nil {
@@ -378,6 +390,9 @@ func (c *compiler) compile(data []byte) *Profile {
 			}
 		}
 	}
+	for _, r := range p.rules {
+		p.usesCommand = p.usesCommand || r.usesCommand
+	}
 	return p
 }
 
@@ -482,6 +497,7 @@ func (c *compiler) rule(env *cel.Env, i int, m map[string]any, seen map[string]i
 			ok = false
 		}
 	}
+	then := Deny // the outcome when known; deny reads everything
 	if v, has := m["then"]; has {
 		line := blk.keyLine("then")
 		if s, isStr := c.str(line, r.ID, name+": then", v); isStr {
@@ -491,6 +507,9 @@ func (c *compiler) rule(env *cel.Env, i int, m map[string]any, seen map[string]i
 				ok = false
 			}
 			r.Then = o
+			if err == nil {
+				then = o
+			}
 		} else {
 			ok = false
 		}
@@ -514,12 +533,13 @@ func (c *compiler) rule(env *cel.Env, i int, m map[string]any, seen map[string]i
 			return nil
 		}
 		r.When, r.whenLine = s, line
-		compiled, good := c.compileWhen(env, line, blk.whenMulti, blk.whenNextLine, name, r.ID, s)
+		compiled, good := c.compileWhen(env, line, blk.whenMulti, blk.whenNextLine, then, name, r.ID, s)
 		if !good {
 			return nil
 		}
 		r.prog, r.unlabelled = compiled.prog, compiled.unlabelled
-		r.sampleDep, r.factMask, r.kinds = compiled.sampleDep, compiled.factMask, compiled.kinds
+		r.sampleDep, r.factMask, r.kinds, r.commands = compiled.sampleDep, compiled.factMask, compiled.kinds, compiled.commands
+		r.usesCommand = compiled.usesCommand
 	}
 	if !ok || r.prog == nil {
 		return nil
@@ -528,17 +548,21 @@ func (c *compiler) rule(env *cel.Env, i int, m map[string]any, seen map[string]i
 }
 
 type compiledWhen struct {
-	prog       cel.Program
-	unlabelled bool
-	sampleDep  bool
-	factMask   uint8
-	kinds      []string
+	prog        cel.Program
+	unlabelled  bool
+	sampleDep   bool
+	factMask    uint8
+	kinds       []string
+	commands    []string
+	usesCommand bool
 }
 
 // compileWhen compiles one `when`. line is the line of the when key;
 // multi reports a multi-line string, whose lines are the file's, and
-// nextLine that the expression starts on the line after the key.
-func (c *compiler) compileWhen(env *cel.Env, line int, multi, nextLine bool, name, id, src string) (compiledWhen, bool) {
+// nextLine that the expression starts on the line after the key. then is
+// the rule's outcome: a rule that lets a call run may not read unproven
+// text (see cel.go).
+func (c *compiler) compileWhen(env *cel.Env, line int, multi, nextLine bool, then Outcome, name, id, src string) (compiledWhen, bool) {
 	at := func(exprLine int) int {
 		if line == 0 || !multi {
 			return line
@@ -564,6 +588,13 @@ func (c *compiler) compileWhen(env *cel.Env, line int, multi, nextLine bool, nam
 		return compiledWhen{}, false
 	}
 	facts := walkWhen(checked.NativeRep().Expr())
+	switch then {
+	case Allow:
+		facts.problems = append(facts.problems, facts.inputReads...)
+		facts.problems = append(facts.problems, facts.evidenceReads...)
+	case Sandbox:
+		facts.problems = append(facts.problems, facts.inputReads...)
+	}
 	if len(facts.problems) > 0 {
 		info := checked.NativeRep().SourceInfo()
 		for _, p := range facts.problems {
@@ -584,7 +615,7 @@ func (c *compiler) compileWhen(env *cel.Env, line int, multi, nextLine bool, nam
 		c.add(line, id, "%s: when: %v", name, err)
 		return compiledWhen{}, false
 	}
-	return compiledWhen{prog: prog, unlabelled: facts.unlabelled, sampleDep: facts.sampleDep, factMask: facts.factMask, kinds: facts.kinds}, true
+	return compiledWhen{prog: prog, unlabelled: facts.unlabelled, sampleDep: facts.sampleDep, factMask: facts.factMask, kinds: facts.kinds, commands: facts.commands, usesCommand: facts.usesCommand}, true
 }
 
 // column formats a CEL column (0-based, negative when unknown) for a

@@ -68,6 +68,12 @@ func profFuzzInputs() []Input {
 		profInput("Read", profRead, profEv("path-inside", Proven)),
 		profInput("Bash", profShellCeil),
 		profInput("mcp__x__y", ""),
+		func() Input {
+			in := profInput("Bash", profShellCeil)
+			in.Call.Input = map[string]any{"command": "git status --short"}
+			in.Command = &ShellCommand{Argv: []string{"git", "status", "--short"}}
+			return in
+		}(),
 	}
 }
 
@@ -103,6 +109,12 @@ id = "allow-read"
 when = '''call.mutation == "read" && at_most("egress", "internal")
   && !consequence_at_or_above("compensatable") && !call.reads_sensitive
   && evidence.all(e, e.strength != "guess") && ceiling.financial != "direct"'''
+then = "allow"
+reason = "r"
+
+[[rule]]
+id = "allow-command"
+when = 'command_is("git status") || command_exactly("ls") || call.argv.size() == 1'
 then = "allow"
 reason = "r"
 
@@ -146,11 +158,14 @@ func FuzzDecide(f *testing.F) {
 			Key:      "claude/" + tool,
 			Ceiling:  &ceiling,
 			Narrowed: &narrowed,
-			Evidence: []Evidence{{Kind: kind, Strength: Strength(strength % 5), Subject: command}},
+			Evidence: []Evidence{{Kind: EvidenceKind(kind), Strength: Strength(strength % 5), Subject: command}},
 			Session:  Session{Known: known, Called: map[string]bool{kind: true}, Tools: []string{tool}},
 		}
 		if unlabelled {
 			in.Ceiling, in.Narrowed = nil, nil
+		}
+		if words := strings.Fields(command); len(words) > 0 && known {
+			in.Command = &ShellCommand{Argv: words}
 		}
 		for _, p := range profiles {
 			first := p.Decide(in)

@@ -63,7 +63,7 @@ func profInput(tool, labels string, ev ...Evidence) Input {
 	return in
 }
 
-func profEv(kind string, s Strength) Evidence {
+func profEv(kind EvidenceKind, s Strength) Evidence {
 	return Evidence{Kind: kind, Strength: s, Subject: "x", Detail: "test", Effect: "none"}
 }
 

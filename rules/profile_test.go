@@ -74,9 +74,12 @@ func TestDecideNoMatch(t *testing.T) {
 func TestDecideEvalErrors(t *testing.T) {
 	t.Parallel()
 	const (
-		fails   = `call.input.command.startsWith("rm")` // Read has no command
-		matches = `call.mutation == "read"`
-		notBool = `call.input`
+		fails = `call.input.command.startsWith("rm")` // Read has no command
+		// failsLets fails too, without reading call.input, which a rule
+		// that lets a call run may not.
+		failsLets = `at_most(call.tool, "none")`
+		matches   = `call.mutation == "read"`
+		notBool   = `call.input`
 	)
 	type r struct{ id, when, then string }
 	tests := []struct {
@@ -87,14 +90,14 @@ func TestDecideEvalErrors(t *testing.T) {
 	}{
 		{"failed-deny-blocks-allow", []r{{"d", fails, "deny"}, {"a", matches, "allow"}}, profRead, "ask error-evaluation"},
 		{"failed-ask-blocks-sandbox", []r{{"q", fails, "ask"}, {"s", matches, "sandbox"}}, profRead, "ask error-evaluation"},
-		{"failed-sandbox-blocks-allow", []r{{"s", fails, "sandbox"}, {"a", matches, "allow"}}, profRead, "ask error-evaluation"},
+		{"failed-sandbox-blocks-allow", []r{{"s", failsLets, "sandbox"}, {"a", matches, "allow"}}, profRead, "ask error-evaluation"},
 		{"non-bool-deny-blocks-allow", []r{{"d", notBool, "deny"}, {"a", matches, "allow"}}, profRead, "ask error-evaluation"},
 		{"failed-deny-then-ask-asks", []r{{"d", fails, "deny"}, {"q", matches, "ask"}}, profRead, "ask q"},
 		{"failed-deny-then-deny-denies", []r{{"d", fails, "deny"}, {"d2", matches, "deny"}}, profRead, "deny d2"},
 		{"failed-deny-alone-no-match", []r{{"d", fails, "deny"}}, profRead, "ask no-match"},
-		{"failed-allow-no-match", []r{{"a", fails + ` && call.mutation == "read"`, "allow"}}, profRead, "ask no-match"},
-		{"error-or-true-is-true", []r{{"a", fails + ` || call.mutation == "read"`, "allow"}}, profRead, "allow a"},
-		{"failed-allow-beside-allow", []r{{"a", fails, "allow"}, {"b", matches, "allow"}}, profRead, "allow b"},
+		{"failed-allow-no-match", []r{{"a", failsLets + ` && call.mutation == "read"`, "allow"}}, profRead, "ask no-match"},
+		{"error-or-true-is-true", []r{{"a", failsLets + ` || call.mutation == "read"`, "allow"}}, profRead, "allow a"},
+		{"failed-allow-beside-allow", []r{{"a", failsLets, "allow"}, {"b", matches, "allow"}}, profRead, "allow b"},
 		{"skipped-is-not-failed", []r{{"d", `call.mutation == "delete"`, "deny"}, {"a", `call.unlabelled`, "allow"}}, "", "allow a"},
 		{"guarded-rule-is-quiet", []r{{"d", `has(call.input.command) && ` + fails, "deny"}, {"a", matches, "allow"}}, profRead, "allow a"},
 	}
@@ -225,8 +228,8 @@ func TestHelpers(t *testing.T) {
 	}
 	ev := []Evidence{
 		profEv("path-inside", Proven),
-		profEv("sandbox-no-network", Established),
-		profEv("symlink-target", PointInTime),
+		profEv("sandbox-exec", Established),
+		profEv("link-escape", PointInTime),
 		profEv("sensitive-name", Guess),
 	}
 	read := profInput("Read", profRead, ev...)
@@ -247,11 +250,11 @@ func TestHelpers(t *testing.T) {
 		{"consequence-forward-recoverable-is-irreversible-only", `consequence_at_or_above("forward_recoverable")`, profInput("x", profMCPUpdate), false},
 		{"consequence-compensatable", `consequence_at_or_above("compensatable")`, profInput("x", profMCPUpdate), true},
 		{"consequence-reversible-read", `consequence_at_or_above("compensatable")`, read, false},
-		{"has-evidence-any-strength", `has_evidence("symlink-target")`, read, true},
+		{"has-evidence-any-strength", `has_evidence("link-escape")`, read, true},
 		{"has-evidence-absent", `has_evidence("runs-code")`, read, false},
 		{"proven-proven", `proven("path-inside")`, read, true},
-		{"proven-established", `proven("sandbox-no-network")`, read, true},
-		{"proven-point-in-time-is-not", `proven("symlink-target")`, read, false},
+		{"proven-established", `proven("sandbox-exec")`, read, true},
+		{"proven-point-in-time-is-not", `proven("link-escape")`, read, false},
 		{"proven-guess-is-not", `proven("sensitive-name")`, read, false},
 		{"evidence-list", `evidence.exists(e, e.kind == "sensitive-name" && e.strength == "guess")`, read, true},
 		{"evidence-size", `size(evidence) == 4`, read, true},
@@ -320,8 +323,8 @@ func TestTightenOnly(t *testing.T) {
 		{"allow-everything-accepted", `true`, "allow", ""},
 		{"allow-risk-class-refused", `call.risk_class == "destructive"`, "allow", "not tighten-only"},
 		{"allow-tool-specific-refused", `call.tool == "Write" && call.financial == "indirect"`, "allow", "file tool sample"},
-		{"allow-behind-odd-evidence-refused", `proven("sandbox-no-network") && at_least("mutation", "update")`, "allow", "sample with the evidence the rule names"},
-		{"allow-behind-evidence-list-refused", `evidence.exists(e, e.kind == "snapshot-held" && e.strength == "established") && call.pure_deletion`, "allow", "pure_deletion=false"},
+		{"allow-behind-odd-evidence-refused", `proven("sandbox-exec") && at_least("mutation", "update")`, "allow", "sample with the evidence the rule names"},
+		{"allow-behind-evidence-list-refused", `evidence.exists(e, e.kind == "snapshot" && e.strength == "established") && call.pure_deletion`, "allow", "pure_deletion=false"},
 		{"allow-whole-map-compare-refused", `ceiling != {"mutation": "read", "scope": "single_record", "reversibility": "reversible", "egress": "none", "financial": "none", "returns_class": "first_party_structured", "open_world": false, "configuration_object": false, "pure_deletion": false}`, "allow", "not tighten-only"},
 		{"sandbox-delete-refused", `call.mutation == "delete"`, "sandbox", "would sandbox"},
 		{"deny-delete-not-checked", `call.mutation == "delete"`, "deny", ""},

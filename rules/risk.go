@@ -160,7 +160,7 @@ func carries(l *Labels, ev []Evidence, mark string) bool {
 
 func readsSensitive(ev []Evidence) bool {
 	for i := range ev {
-		if strings.HasPrefix(ev[i].Kind, "sensitive") {
+		if strings.HasPrefix(string(ev[i].Kind), "sensitive") {
 			return true
 		}
 	}

@@ -178,7 +178,7 @@ func writeExplanation(w io.Writer, v rules.Verdict) {
 	}
 	for _, ev := range v.Evidence {
 		fmt.Fprintf(w, "  [%s] %s %q: %s", ev.Strength, ev.Kind, ev.Subject, ev.Detail)
-		if ev.Effect != "none" {
+		if ev.Effect != rules.NoEffect {
 			fmt.Fprintf(w, "  ⇒ %s", ev.Effect)
 		}
 		fmt.Fprintln(w)
