@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,6 +38,9 @@ type Sandbox struct {
 	release *os.File // nil once released or aborted
 	tmp     string
 	ready   Ready
+	// watch are the protected paths no mount covers, looked at again
+	// after the run.
+	watch []Watched
 }
 
 // Start builds the sandbox and waits until the lock stage is confined.
@@ -86,9 +90,31 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 	if spec.DropSecretEnv {
 		env, dropped = dropSecretEnv(env)
 	}
-	if err := checkHardLinks(spec.Writable, spec.MaxScan); err != nil {
+	patterns := spec.ProtectedPatterns
+	if patterns == nil {
+		if patterns, err = DefaultProtectedPatterns(); err != nil {
+			return nil, err
+		}
+	}
+	prot, err := Protect(spec.Writable, patterns, spec.Protected)
+	if err != nil {
 		return nil, err
 	}
+	if err := checkHardLinks(spec.Writable, spec.MaxScan, &prot, patterns); err != nil {
+		return nil, err
+	}
+	if err := checkOverlays(spec.Overlays, spec.Writable); err != nil {
+		return nil, err
+	}
+	allow, err := DefaultHome()
+	if err != nil {
+		return nil, err
+	}
+	extra, err := ParseHomeAllow(spec.HomeAllow)
+	if err != nil {
+		return nil, err
+	}
+	allow = append(allow, extra...)
 	tmp, err := os.MkdirTemp("", "narrowd-exec-")
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the private tmp: %w", err)
@@ -104,6 +130,19 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 		return nil, err
 	}
 	spec.Writable = append(spec.Writable, tmp)
+	plan := mountPlan{
+		Tmp: tmp, TmpSize: orDefault(spec.TmpSize, DefaultTmpSize), Overlays: spec.Overlays, Protect: prot,
+		MaxProcs: int(orDefault(int64(spec.MaxProcs), DefaultMaxProcs)), MaxFileSize: orDefault(spec.MaxFileSize, DefaultMaxFileSize),
+	}
+	if !spec.KeepHome {
+		planHome(&plan, homeDirs(env), allow, spec.Writable)
+	}
+	plan.Masks = planMasks(&plan, hidden)
+	if len(spec.Overlays) == 0 {
+		// With an overlay the run's files land in its upper layer; the
+		// undo's apply step must refuse protected paths there.
+		s.watch = prot.Watch
+	}
 
 	specR, specW, err := os.Pipe()
 	if err != nil {
@@ -133,15 +172,19 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 		// A PID namespace of its own: when the command (its init) ends, the
 		// kernel kills whatever it left behind, so nothing keeps writing
 		// the workspace after the call returned.
-		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWPID,
+		// A mount namespace: read-only protected paths, the hidden home,
+		// the private /proc.
+		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: insideID(uid), HostID: uid, Size: 1}},
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: insideID(gid), HostID: gid, Size: 1}},
 		GidMappingsEnableSetgroups: false,
 		// No controlling terminal: no TIOCSTI into the agent's terminal.
 		Setsid:    true,
 		Pdeathsig: syscall.SIGKILL,
-		// Only to bring lo up in the net stage, which drops it.
-		AmbientCaps: []uintptr{unix.CAP_NET_ADMIN},
+		// Only to bring lo up and build the mounts in the net stage,
+		// which drops them. overlayfs needs DAC_OVERRIDE to set up its
+		// work directory (mode 0) when the mounter is not root inside.
+		AmbientCaps: []uintptr{unix.CAP_NET_ADMIN, unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE},
 	}
 	// Pdeathsig fires when the thread that forked exits, not the process:
 	// keep this goroutine on its thread until the sandbox is gone.
@@ -151,14 +194,14 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 		specR.Close()
 		statusW.Close()
 		releaseR.Close()
-		return nil, fmt.Errorf("failed to start the sandbox (user and network namespaces): %w", err)
+		return nil, fmt.Errorf("failed to start the sandbox (user, network, PID and mount namespaces): %w", err)
 	}
 	s.cmd = cmd
 	specR.Close()
 	statusW.Close()
 	releaseR.Close()
 
-	err = json.NewEncoder(specW).Encode(stageSpec{Spec: spec, Hidden: hidden, Dropped: dropped})
+	err = json.NewEncoder(specW).Encode(stageSpec{Spec: spec, Hidden: hidden, Dropped: dropped, Mounts: plan})
 	specW.Close()
 	if err != nil {
 		return nil, fmt.Errorf("failed to send the sandbox spec: %w", err)
@@ -191,8 +234,31 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 // the program never see their values).
 type stageSpec struct {
 	Spec
-	Hidden  []string `json:"hidden"`
-	Dropped []string `json:"dropped,omitempty"`
+	Hidden  []string  `json:"hidden"`
+	Dropped []string  `json:"dropped,omitempty"`
+	Mounts  mountPlan `json:"mounts"`
+}
+
+func orDefault(v, def int64) int64 {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// checkOverlays refuses an overlay whose root is not a writable root.
+func checkOverlays(overlays []Overlay, writable []string) error {
+	for i, o := range overlays {
+		root, err := filepath.EvalSymlinks(o.Root)
+		if err != nil || !slices.Contains(writable, root) {
+			return fmt.Errorf("overlay root %q is not a writable directory", o.Root)
+		}
+		if !filepath.IsAbs(o.Upper) || !filepath.IsAbs(o.Work) {
+			return fmt.Errorf("overlay of %s: upper and work must be absolute", o.Root)
+		}
+		overlays[i].Root = root
+	}
+	return nil
 }
 
 // insideID is the id a host id maps to inside the sandbox: the same id,
@@ -247,14 +313,21 @@ func (s *Sandbox) Wait() (int, error) {
 		s.release = nil
 	}
 	err := s.cmd.Wait()
+	// The command was its PID namespace's init: nothing of it runs now,
+	// so what the watched paths hold is final.
+	moved := checkWatched(s.watch, os.Stderr)
 	st, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if !ok {
 		return 1, err
 	}
+	code := st.ExitStatus()
 	if st.Signaled() {
-		return 128 + int(st.Signal()), nil
+		code = 128 + int(st.Signal())
 	}
-	return st.ExitStatus(), nil
+	if code == 0 && len(moved) > 0 {
+		code = 1
+	}
+	return code, nil
 }
 
 // Abort kills a sandbox whose command was not released (a failed check):
@@ -319,8 +392,12 @@ var ErrHardLink = errors.New("a file in the writable directory has more than one
 // checkHardLinks walks the writable directories and refuses any
 // non-directory with more than one link (point-in-time: a link made later
 // by another process outside the sandbox is not seen; inside, Landlock
-// refuses to link a file into a place where it would gain rights).
-func checkHardLinks(dirs []string, max int) error {
+// refuses to link a file into a place where it would gain rights). It
+// does not descend into the read-only paths of prot: a file there cannot
+// be written through that name, and its other names, if they lie in the
+// walked part, are refused there. What matches a "**/" pattern becomes
+// read-only too.
+func checkHardLinks(dirs []string, max int, prot *Protection, patterns []string) error {
 	if max <= 0 {
 		max = DefaultMaxScan
 	}
@@ -333,6 +410,21 @@ func checkHardLinks(dirs []string, max int) error {
 			n++
 			if n > max {
 				return fmt.Errorf("the writable directory %s has more than %d entries, too many to check for hard links", root, max)
+			}
+			if path != root {
+				if prot.covers(path) {
+					if d.IsDir() {
+						return fs.SkipDir
+					}
+					return nil
+				}
+				if rel, _ := filepath.Rel(root, path); matchDeep(patterns, filepath.ToSlash(rel)) && d.Type()&fs.ModeSymlink == 0 {
+					prot.ReadOnly = append(prot.ReadOnly, path)
+					prot.anchor(root, filepath.Dir(path))
+					if d.IsDir() {
+						return fs.SkipDir
+					}
+				}
 			}
 			if d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
 				return nil
@@ -350,6 +442,7 @@ func checkHardLinks(dirs []string, max int) error {
 			return err
 		}
 	}
+	prot.normalize()
 	return nil
 }
 
@@ -375,6 +468,25 @@ func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 // netStage brings lo up, drops its capabilities and execs the lock stage.
 func netStage() error {
 	runtime.LockOSThread() // the ambient capabilities cleared below are per thread
+	raw, err := readFD(specFD, 4*maxCommand)
+	if err != nil {
+		return fmt.Errorf("failed to read the sandbox spec: %w", err)
+	}
+	var spec stageSpec
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		return fmt.Errorf("failed to read the sandbox spec: %w", err)
+	}
+	if err := setupMounts(&spec.Mounts); err != nil {
+		return err
+	}
+	if err := setLimits(&spec.Mounts); err != nil {
+		return err
+	}
+	// The lock stage reads the spec again, from a memory file on the
+	// same descriptor.
+	if err := respec(raw); err != nil {
+		return err
+	}
 	if err := loUp(); err != nil {
 		return err
 	}
@@ -384,6 +496,43 @@ func netStage() error {
 	// The uid inside is not 0, so without ambient capabilities the lock
 	// stage starts with none, on every thread.
 	return unix.Exec("/proc/self/exe", append([]string{os.Args[0]}, StageArgs("lock")...), os.Environ())
+}
+
+// readFD reads fd to its end, at most max bytes, without an *os.File
+// whose finalizer could close the descriptor later.
+func readFD(fd, max int) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 64<<10)
+	for len(out) <= max {
+		n, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return out, nil
+		}
+		out = append(out, buf[:n]...)
+	}
+	return nil, errors.New("the spec is too long")
+}
+
+// respec puts data on specFD as a memory file read from its start.
+func respec(data []byte) error {
+	fd, err := unix.MemfdCreate("narrowd-spec", 0)
+	if err != nil {
+		return fmt.Errorf("failed to pass the spec on: %w", err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Pwrite(fd, data, 0); err != nil {
+		return fmt.Errorf("failed to pass the spec on: %w", err)
+	}
+	if err := unix.Dup3(fd, specFD, 0); err != nil {
+		return fmt.Errorf("failed to pass the spec on: %w", err)
+	}
+	return nil
 }
 
 func loUp() error {
@@ -442,7 +591,9 @@ func lockStage() error {
 	}
 	// Listed here, just before the ruleset, by the same user as the
 	// program: what appears later beside a hidden path stays unreadable.
-	abi, err := landlock(readRules(spec.Hidden), spec.Writable)
+	// The secret locations are under mounts now (the hidden home, the
+	// masks): reads need no rule built around them.
+	abi, err := landlock([]string{"/"}, append(spec.Writable, spec.Mounts.cacheWritable()...))
 	if err != nil {
 		return err
 	}

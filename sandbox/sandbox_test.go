@@ -244,11 +244,6 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 	}
 }
 
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
-}
-
 // TestConfineUnprivileged proves the sandbox's confinement on the real
 // kernel, run by a user without root: writes land only in the workspace
 // and the private tmp; the network, Unix sockets outside and io_uring are
