@@ -360,9 +360,12 @@ func mountMasks(masks []string) error {
 		}
 	}()
 	for _, m := range masks {
-		fi, err := os.Stat(m)
+		fi, err := os.Lstat(m)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
 			continue
+		}
+		if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			continue // hiddenPaths lists its target, which is masked
 		}
 		if err != nil {
 			return fmt.Errorf("failed to hide %s: %w", m, err)
@@ -382,7 +385,7 @@ func mountMasks(masks []string) error {
 				if empty, err = scratch(); err != nil {
 					return fmt.Errorf("failed to hide %s: %w", m, err)
 				}
-				fd, err := unix.Openat(empty, "empty", unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o400)
+				fd, err := unix.Openat(empty, "empty", unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0)
 				if err != nil {
 					return fmt.Errorf("failed to hide %s: %w", m, err)
 				}

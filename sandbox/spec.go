@@ -100,14 +100,14 @@ type Ready struct {
 type Facts struct {
 	Pid int `json:"pid"`
 	// Exe is the binary it runs, as named to Verify.
-	Exe        string    `json:"exe"`
-	NetNS      string    `json:"netns"`
-	UserNS     string    `json:"userns"`
-	Interfaces []string  `json:"interfaces"`
-	Threads    int       `json:"threads"`
-	Seccomp    int       `json:"seccomp"`
-	NoNewPrivs int       `json:"no_new_privs"`
-	CapEff     string    `json:"cap_eff"`
+	Exe        string   `json:"exe"`
+	NetNS      string   `json:"netns"`
+	UserNS     string   `json:"userns"`
+	Interfaces []string `json:"interfaces"`
+	Threads    int      `json:"threads"`
+	Seccomp    int      `json:"seccomp"`
+	NoNewPrivs int      `json:"no_new_privs"`
+	CapEff     string   `json:"cap_eff"`
 	// MountNS and PidNS are the sandbox's own namespaces.
 	MountNS string `json:"mntns"`
 	PidNS   string `json:"pidns"`
