@@ -41,6 +41,10 @@ type Sandbox struct {
 	// watch are the protected paths no mount covers, looked at again
 	// after the run.
 	watch []Watched
+	// notice names the read-only protected paths, for stderr when the
+	// command fails (a write there fails with EROFS, which does not say
+	// who made the path read-only).
+	notice string
 }
 
 // Start builds the sandbox and waits until the lock stage is confined.
@@ -143,6 +147,7 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 		// undo's apply step must refuse protected paths there.
 		s.watch = prot.Watch
 	}
+	s.notice = protectedNotice(prot.ReadOnly, spec.Writable)
 
 	specR, specW, err := os.Pipe()
 	if err != nil {
@@ -327,7 +332,32 @@ func (s *Sandbox) Wait() (int, error) {
 	if code == 0 && len(moved) > 0 {
 		code = 1
 	}
+	if code != 0 && s.notice != "" {
+		io.WriteString(os.Stderr, s.notice)
+	}
 	return code, nil
+}
+
+// protectedNotice is the line a failed command's stderr gets: which
+// paths narrowd kept read-only, relative to their writable root.
+func protectedNotice(readOnly, roots []string) string {
+	if len(readOnly) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("narrowd: read-only in narrowd's sandbox (writes there fail with \"Read-only file system\", renames and deletes with \"Device or resource busy\"):")
+	for _, p := range readOnly {
+		name := p
+		for _, r := range roots {
+			if rel, err := filepath.Rel(r, p); err == nil && within(p, r) {
+				name = rel
+				break
+			}
+		}
+		b.WriteString(" " + name)
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 // Abort kills a sandbox whose command was not released (a failed check):

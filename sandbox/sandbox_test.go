@@ -100,6 +100,29 @@ func helper(mode string) int {
 		}
 		unix.Close(int(fd))
 		return probeDone
+	case "spawn":
+		// Start N sleepers, say how many started and the first refusal,
+		// and kill them.
+		n, _ := strconv.Atoi(arg)
+		var cmds []*exec.Cmd
+		var ferr error
+		for i := 0; i < n; i++ {
+			c := exec.Command("sleep", "30")
+			if err := c.Start(); err != nil {
+				ferr = err
+				break
+			}
+			cmds = append(cmds, c)
+		}
+		fmt.Printf("started %d\n", len(cmds))
+		if ferr != nil {
+			fmt.Println("refused:", ferr)
+		}
+		for _, c := range cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+		return probeDone
 	case "wait-stdin":
 		io.Copy(io.Discard, os.Stdin)
 		return probeDone
@@ -112,7 +135,23 @@ func helper(mode string) int {
 			writable = strings.Split(w, ":")
 		}
 		cmd := os.Getenv("NARROWD_WRAP_CMD")
-		spec := Spec{Writable: writable, DropSecretEnv: os.Getenv("NARROWD_WRAP_DROP") == "1", KeepHome: os.Getenv("NARROWD_WRAP_KEEPHOME") == "1"}
+		limits := func(name string) int64 {
+			n, _ := strconv.ParseInt(os.Getenv(name), 10, 64)
+			return n
+		}
+		spec := Spec{Writable: writable, DropSecretEnv: os.Getenv("NARROWD_WRAP_DROP") == "1", KeepHome: os.Getenv("NARROWD_WRAP_KEEPHOME") == "1",
+			MaxProcs: int(limits("NARROWD_WRAP_NPROC")), MaxFileSize: limits("NARROWD_WRAP_FSIZE"), TmpSize: limits("NARROWD_WRAP_TMPSIZE")}
+		if p := os.Getenv("NARROWD_WRAP_PROTECT"); p != "" {
+			spec.Protected = strings.Split(p, ":")
+		}
+		if p := os.Getenv("NARROWD_WRAP_PATTERNS"); p != "" {
+			spec.ProtectedPatterns = strings.Split(p, ",")
+		}
+		if p := os.Getenv("NARROWD_WRAP_OVERLAY"); p != "" {
+			// ROOT:UPPER:WORK
+			f := strings.Split(p, ":")
+			spec.Overlays = []Overlay{{Root: f[0], Upper: f[1], Work: f[2]}}
+		}
 		held := os.Getenv("NARROWD_WRAP_HELD") == "1"
 		if !held {
 			spec.Args = []string{"bash", "-c", cmd}
