@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -272,4 +273,27 @@ func checkWatched(watch []Watched, stderr io.Writer) []string {
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// ExpectFor is what [Verify] must find in a sandbox with these writable
+// roots, protected patterns and narrowd's own paths, computed by the
+// verifier from the file system as it is now (the daemon's own look,
+// not the wrapper's report): the read-only mounts of the protected
+// paths that exist (the literal ones; "**/" matches deeper in the tree
+// are the wrapper's alone) and the tmpfs over the passwd entry's home
+// directory, unless a writable root holds it.
+func ExpectFor(writable, patterns, own []string) (Expect, error) {
+	roots, err := cleanDirs(writable)
+	if err != nil {
+		return Expect{}, err
+	}
+	p, err := Protect(roots, patterns, own)
+	if err != nil {
+		return Expect{}, err
+	}
+	var plan mountPlan
+	if u, err := user.Current(); err == nil && u.HomeDir != "" {
+		planHome(&plan, []string{u.HomeDir}, nil, roots)
+	}
+	return Expect{ReadOnly: p.ReadOnly, Homes: plan.Homes}, nil
 }

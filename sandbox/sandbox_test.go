@@ -480,7 +480,9 @@ func TestVerifyFromOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := mkdirAll(t, 0o755)
-	sb, err := Start("", Spec{Writable: []string{ws}})
+	writeTree(t, ws, os.Getuid(), os.Getgid(), map[string]string{".git/HEAD": "ref\n", ".github/workflows/ci.yml": "on: push\n", "src/a.go": "package a\n"})
+	patterns := []string{".git", ".envrc", ".github/workflows"}
+	sb, err := Start("", Spec{Writable: []string{ws}, ProtectedPatterns: patterns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,9 +491,28 @@ func TestVerifyFromOutside(t *testing.T) {
 	if r.LandlockABI < 1 {
 		t.Errorf("Landlock ABI %d", r.LandlockABI)
 	}
-	f, err := Verify(r.Pid, os.Getpid(), exe)
+	want, err := ExpectFor([]string{ws}, patterns, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.ReadOnly) != 2 || len(want.Homes) != 1 {
+		t.Fatalf("ExpectFor = %+v, want .git and .github/workflows read-only and the home hidden", want)
+	}
+	f, err := Verify(r.Pid, os.Getpid(), want, exe)
 	if err != nil {
 		t.Fatalf("Verify of a held sandbox: %v", err)
+	}
+	if !slices.Equal(f.ReadOnly, want.ReadOnly) || !slices.Equal(f.HomeHidden, want.Homes) || !f.PrivateProc ||
+		f.MountNS == "" || f.PidNS == "" || f.MaxProcs != strconv.Itoa(DefaultMaxProcs) || f.MaxFileSize != strconv.Itoa(DefaultMaxFileSize) {
+		t.Errorf("containment facts %+v, want %+v", f, want)
+	}
+	for name, bad := range map[string]Expect{
+		"writable path expected read-only": {ReadOnly: []string{filepath.Join(ws, "src")}},
+		"unhidden dir expected hidden":     {Homes: []string{ws}},
+	} {
+		if _, err := Verify(r.Pid, os.Getpid(), bad, exe); err == nil {
+			t.Errorf("Verify accepted a sandbox with a %s", name)
+		}
 	}
 	own, _ := os.Readlink("/proc/self/ns/net")
 	if f.Exe != exe {
@@ -500,16 +521,16 @@ func TestVerifyFromOutside(t *testing.T) {
 	if f.NetNS == own || len(f.Interfaces) != 1 || f.Interfaces[0] != "lo" || f.Seccomp != 2 || f.NoNewPrivs != 1 {
 		t.Errorf("facts %+v (own netns %s)", f, own)
 	}
-	if _, err := Verify(r.Pid, os.Getppid(), exe); err == nil {
+	if _, err := Verify(r.Pid, os.Getppid(), want, exe); err == nil {
 		t.Error("Verify accepted a sandbox that is not the named wrapper's child")
 	}
-	if _, err := Verify(r.Pid, os.Getpid(), "/bin/sh"); err == nil {
+	if _, err := Verify(r.Pid, os.Getpid(), want, "/bin/sh"); err == nil {
 		t.Error("Verify accepted a sandbox that does not run the named binary")
 	}
-	if _, err := Verify(r.Pid, os.Getpid()); err == nil {
+	if _, err := Verify(r.Pid, os.Getpid(), want); err == nil {
 		t.Error("Verify accepted a sandbox with no binary named")
 	}
-	if f, err := Verify(r.Pid, os.Getpid(), "/bin/sh", exe); err != nil || f.Exe != exe {
+	if f, err := Verify(r.Pid, os.Getpid(), want, "/bin/sh", exe); err != nil || f.Exe != exe {
 		t.Errorf("Verify of a sandbox that runs the second binary named: %q %v", f.Exe, err)
 	}
 
@@ -522,7 +543,7 @@ func TestVerifyFromOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { stdin.Close(); plain.Process.Kill(); plain.Wait() }()
-	if _, err := Verify(plain.Process.Pid, os.Getpid(), exe); err == nil {
+	if _, err := Verify(plain.Process.Pid, os.Getpid(), Expect{}, exe); err == nil {
 		t.Error("Verify accepted a process outside any sandbox")
 	}
 
