@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -512,12 +513,24 @@ func netStage() error {
 	if err := setLimits(&spec.Mounts); err != nil {
 		return err
 	}
+	if err := loUp(); err != nil {
+		return err
+	}
+	// One start of the binary fewer: drop every capability on every
+	// thread at once and go on as the lock stage in this process.
+	// AllThreadsSyscall needs a binary without cgo (as the README builds
+	// narrowd); with cgo, exec the lock stage, which starts with none.
+	switch err := dropAllCaps(); {
+	case err == nil:
+		err = lock(spec)
+		fmt.Fprintf(os.NewFile(statusFD, "status"), "error %s\n", oneLine(err.Error()))
+		return err
+	case !errors.Is(err, unix.ENOTSUP):
+		return fmt.Errorf("failed to drop the capabilities: %w", err)
+	}
 	// The lock stage reads the spec again, from a memory file on the
 	// same descriptor.
 	if err := respec(raw); err != nil {
-		return err
-	}
-	if err := loUp(); err != nil {
 		return err
 	}
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
@@ -547,6 +560,21 @@ func readFD(fd, max int) ([]byte, error) {
 		out = append(out, buf[:n]...)
 	}
 	return nil, errors.New("the spec is too long")
+}
+
+// dropAllCaps sets every capability set of every thread of this process
+// to empty (the ambient set empties with the permitted one). It fails
+// with ENOTSUP in a binary that uses cgo.
+func dropAllCaps() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	_, _, errno := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
+	runtime.KeepAlive(&hdr)
+	runtime.KeepAlive(&data)
+	if errno != 0 {
+		return errno
+	}
+	return nil
 }
 
 // respec puts data on specFD as a memory file read from its start.
@@ -589,12 +617,18 @@ func loUp() error {
 // command.
 func lockStage() error {
 	runtime.LockOSThread() // Landlock binds this thread, which execs the program
+	var spec stageSpec
+	if err := json.NewDecoder(io.LimitReader(os.NewFile(specFD, "spec"), 4*maxCommand)).Decode(&spec); err != nil {
+		return fmt.Errorf("failed to read the sandbox spec: %w", err)
+	}
+	return lock(spec)
+}
+
+// lock confines the calling thread, which holds no capability, and then
+// runs the program or waits for the command.
+func lock(spec stageSpec) error {
 	for _, fd := range []int{specFD, statusFD, releaseFD} {
 		unix.CloseOnExec(fd)
-	}
-	var spec stageSpec
-	if err := json.NewDecoder(io.LimitReader(os.NewFile(specFD, "spec"), maxCommand)).Decode(&spec); err != nil {
-		return fmt.Errorf("failed to read the sandbox spec: %w", err)
 	}
 	unix.Close(specFD)
 	if err := selfCheck(); err != nil {
