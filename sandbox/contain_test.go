@@ -5,6 +5,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -269,5 +270,43 @@ func TestOverlayWorkspace(t *testing.T) {
 	}
 	if fi, err := os.Lstat(filepath.Join(upper, "src/old.txt")); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
 		t.Errorf("upper/src/old.txt is not a whiteout: %v, %v", fi, err)
+	}
+}
+
+// TestGoTestWithHomeHidden: go runs with the home hidden: it finds its
+// toolchain and module, writes its build cache through the discarded
+// cache overlay (~/.cache/go-build), and the real cache is unchanged.
+// With NARROWD_SANDBOX_GO_TEST=1 it runs a real go test, which with the
+// test's empty cache compiles the standard library (minutes on a busy
+// machine).
+func TestGoTestWithHomeHidden(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("SKIPPING: no go command")
+	}
+	r := newRunner(t)
+	home, ws := r.dir(t), r.dir(t)
+	writeTree(t, home, r.uid, r.gid, map[string]string{".cache/go-build/README": "cache\n", ".bashrc": "SECRET\n"})
+	writeTree(t, ws, r.uid, r.gid, map[string]string{
+		"go.mod":    "module example.com/m\n\ngo 1.21\n",
+		"a.go":      "package m\n\nfunc Add(a, b int) int { return a + b }\n",
+		"a_test.go": "package m\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n",
+	})
+	run := goBin + " list ./... && echo entry > $HOME/.cache/go-build/new && cat $HOME/.cache/go-build/new"
+	want := "example.com/m"
+	if os.Getenv("NARROWD_SANDBOX_GO_TEST") == "1" {
+		run, want = goBin+" test -count=1 ./...", "ok  \texample.com/m"
+	}
+	code, out := r.confine(t, []string{ws}, "cd "+ws+" && "+run+" && ls -a $HOME",
+		"HOME="+home, "GOTOOLCHAIN=local", "GOFLAGS=", "GOCACHE=", "GOPATH=", "GOMODCACHE=", "GOENV=")
+	if code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("go test in the sandbox: exit %d:\n%s", code, out)
+	}
+	if strings.Contains(out, ".bashrc") {
+		t.Errorf("the hidden home lists .bashrc:\n%s", out)
+	}
+	entries, _ := os.ReadDir(filepath.Join(home, ".cache/go-build"))
+	if len(entries) != 1 {
+		t.Errorf("the real build cache changed: %d entries", len(entries))
 	}
 }

@@ -111,15 +111,17 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 	if err := checkOverlays(spec.Overlays, spec.Writable); err != nil {
 		return nil, err
 	}
-	allow, err := DefaultHome()
-	if err != nil {
-		return nil, err
+	var allow []HomeEntry
+	if !spec.KeepHome {
+		if allow, err = DefaultHome(); err != nil {
+			return nil, err
+		}
+		extra, err := ParseHomeAllow(spec.HomeAllow)
+		if err != nil {
+			return nil, err
+		}
+		allow = append(allow, extra...)
 	}
-	extra, err := ParseHomeAllow(spec.HomeAllow)
-	if err != nil {
-		return nil, err
-	}
-	allow = append(allow, extra...)
 	tmp, err := os.MkdirTemp("", "narrowd-exec-")
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the private tmp: %w", err)
