@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // protectedTree is the workspace the hostile builds run in: a repository
@@ -308,5 +310,28 @@ func TestGoTestWithHomeHidden(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Join(home, ".cache/go-build"))
 	if len(entries) != 1 {
 		t.Errorf("the real build cache changed: %d entries", len(entries))
+	}
+}
+
+// TestDiskFillerStopped: a build that fills the workspace's file system
+// with many files, each under the file-size limit, is stopped when the
+// free space falls below the floor. The workspace is a small tmpfs (so
+// the test needs root to mount it) and the floor is half of it.
+func TestDiskFillerStopped(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("SKIPPING: mounting the small file system needs root")
+	}
+	r := newRunner(t)
+	ws := r.dir(t)
+	if err := unix.Mount("tmpfs", ws, "tmpfs", 0, "size=64m,mode=0755"); err != nil {
+		t.Skipf("SKIPPING: cannot mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(ws, unix.MNT_DETACH) })
+	os.Chown(ws, r.uid, r.gid)
+	code, out := r.confine(t, []string{ws}, `for i in $(seq 60); do head -c 1000000 /dev/zero > `+ws+`/f$i; sleep 0.05; done; echo finished`,
+		"NARROWD_WRAP_MINFREE="+strconv.Itoa(32<<20))
+	entries, _ := os.ReadDir(ws)
+	if code != 137 || strings.Contains(out, "finished") || !strings.Contains(out, "narrowd: stopped the sandboxed command") || len(entries) >= 60 {
+		t.Fatalf("exit %d, %d files, want the filler stopped at the floor:\n%s", code, len(entries), out)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -42,6 +43,11 @@ type Sandbox struct {
 	// watch are the protected paths no mount covers, looked at again
 	// after the run.
 	watch []Watched
+	// roots and minFree are the writable roots (not the private tmp, a
+	// bounded tmpfs) whose file systems the wrapper watches while the
+	// command runs, and the free space below which it stops the command.
+	roots   []string
+	minFree int64
 	// notice names the read-only protected paths, for stderr when the
 	// command fails (a write there fails with EROFS, which does not say
 	// who made the path read-only).
@@ -137,6 +143,7 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 		return nil, err
 	}
 	spec.Writable = append(spec.Writable, tmp)
+	s.roots = slices.Clone(spec.Writable[:len(spec.Writable)-1])
 	plan := mountPlan{
 		Tmp: tmp, TmpSize: orDefault(spec.TmpSize, DefaultTmpSize), Overlays: spec.Overlays, Protect: prot,
 		MaxProcs: int(orDefault(int64(spec.MaxProcs), DefaultMaxProcs)), MaxFileSize: orDefault(spec.MaxFileSize, DefaultMaxFileSize),
@@ -151,6 +158,7 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 		s.watch = prot.Watch
 	}
 	s.notice = protectedNotice(prot.ReadOnly, spec.Writable)
+	s.minFree = spec.MinFree
 
 	specR, specW, err := os.Pipe()
 	if err != nil {
@@ -320,7 +328,16 @@ func (s *Sandbox) Wait() (int, error) {
 		s.release.Close()
 		s.release = nil
 	}
+	stop := make(chan struct{})
+	full := make(chan string, 1)
+	go s.watchDisk(stop, full)
 	err := s.cmd.Wait()
+	close(stop)
+	select {
+	case why := <-full:
+		fmt.Fprintf(os.Stderr, "narrowd: stopped the sandboxed command: %s\n", why)
+	default:
+	}
 	// The command was its PID namespace's init: nothing of it runs now,
 	// so what the watched paths hold is final.
 	moved := checkWatched(s.watch, os.Stderr)
@@ -339,6 +356,51 @@ func (s *Sandbox) Wait() (int, error) {
 		io.WriteString(os.Stderr, s.notice)
 	}
 	return code, nil
+}
+
+// diskPoll is how often the wrapper looks at the free space of the
+// writable roots' file systems while the command runs.
+const diskPoll = 200 * time.Millisecond
+
+// watchDisk kills the sandbox (its init, and with it the whole PID
+// namespace) when a writable root's file system has less free space than
+// the floor: [Spec.MinFree], or [DefaultMinFree] but at most half of what
+// was free when the command started. RLIMIT_FSIZE bounds one file; this
+// bounds many. It says why on full and returns when stop closes.
+func (s *Sandbox) watchDisk(stop <-chan struct{}, full chan<- string) {
+	floors := make([]int64, len(s.roots))
+	for i, r := range s.roots {
+		floors[i] = s.minFree
+		if floors[i] <= 0 {
+			floors[i] = min(DefaultMinFree, freeBytes(r)/2)
+		}
+	}
+	t := time.NewTicker(diskPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		for i, r := range s.roots {
+			if free := freeBytes(r); free >= 0 && free < floors[i] {
+				full <- fmt.Sprintf("the file system of %s had %d MiB free, below narrowd's floor of %d MiB", r, free>>20, floors[i]>>20)
+				s.cmd.Process.Kill()
+				return
+			}
+		}
+	}
+}
+
+// freeBytes is the space an unprivileged user may still write on the
+// file system of path, or -1 when it cannot be read.
+func freeBytes(path string) int64 {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return -1
+	}
+	return int64(st.Bavail) * st.Bsize
 }
 
 // protectedNotice is the line a failed command's stderr gets: which

@@ -140,7 +140,8 @@ func helper(mode string) int {
 			return n
 		}
 		spec := Spec{Writable: writable, DropSecretEnv: os.Getenv("NARROWD_WRAP_DROP") == "1", KeepHome: os.Getenv("NARROWD_WRAP_KEEPHOME") == "1",
-			MaxProcs: int(limits("NARROWD_WRAP_NPROC")), MaxFileSize: limits("NARROWD_WRAP_FSIZE"), TmpSize: limits("NARROWD_WRAP_TMPSIZE")}
+			MaxProcs: int(limits("NARROWD_WRAP_NPROC")), MaxFileSize: limits("NARROWD_WRAP_FSIZE"), TmpSize: limits("NARROWD_WRAP_TMPSIZE"),
+			MinFree: limits("NARROWD_WRAP_MINFREE")}
 		if p := os.Getenv("NARROWD_WRAP_PROTECT"); p != "" {
 			spec.Protected = strings.Split(p, ":")
 		}

@@ -63,6 +63,10 @@ type Spec struct {
 	MaxFileSize int64 `json:"-"`
 	// TmpSize bounds the private tmp, a tmpfs; 0 means [DefaultTmpSize].
 	TmpSize int64 `json:"-"`
+	// MinFree is the free space of a writable root's file system below
+	// which the wrapper stops the command; 0 means [DefaultMinFree], at
+	// most half of what is free at the start.
+	MinFree int64 `json:"-"`
 	// Overlays mount an overlay over writable roots: the run's writes
 	// land in Upper and the real root is unchanged (undo applies them
 	// afterwards). Protected paths are mounted read-only on top.
@@ -82,6 +86,7 @@ const (
 	DefaultMaxProcs    = 1024
 	DefaultMaxFileSize = 4 << 30
 	DefaultTmpSize     = 1 << 30
+	DefaultMinFree     = 1 << 30
 )
 
 // DefaultMaxScan is the default bound of the hard-link scan.
