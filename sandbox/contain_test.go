@@ -335,3 +335,16 @@ func TestDiskFillerStopped(t *testing.T) {
 		t.Fatalf("exit %d, %d files, want the filler stopped at the floor:\n%s", code, len(entries), out)
 	}
 }
+
+// TestProtectedInWorkspaceInHome: a workspace inside the hidden home is
+// shown with its read-only protected paths.
+func TestProtectedInWorkspaceInHome(t *testing.T) {
+	r := newRunner(t)
+	home := r.dir(t)
+	ws := filepath.Join(home, "src", "proj")
+	writeTree(t, home, r.uid, r.gid, map[string]string{"src/proj/.git/config": "[core]\n", "src/proj/a.go": "package a\n"})
+	code, out := r.confine(t, []string{ws}, `cd `+ws+` && echo ok > b.go && echo evil >> .git/config`, "HOME="+home)
+	if b, _ := os.ReadFile(filepath.Join(ws, ".git/config")); code == 0 || string(b) != "[core]\n" || !exists(filepath.Join(ws, "b.go")) {
+		t.Fatalf("exit %d, .git/config %q:\n%s", code, b, out)
+	}
+}
