@@ -26,6 +26,8 @@ var protectedTree = map[string]string{
 	"narrowd-state/audit.jsonl": "{}\n",
 	"src/a.go":                  "package a\n",
 	"src/old.txt":               "old\n",
+	"vendor/lib/.git/HEAD":      "ref: refs/heads/main\n",
+	"vendor/lib/.git/hooks/x":   "x\n",
 }
 
 // TestProtectedPathsReadOnly runs hostile builds against every protected
@@ -59,6 +61,7 @@ func TestProtectedPathsReadOnly(t *testing.T) {
 		{"write-claude-settings", `echo evil > .claude/settings.json`, ".claude/settings.json", "evil"},
 		{"delete-and-recreate-claude", `rm -rf .claude; mkdir .claude && echo evil > .claude/settings.json`, ".claude/settings.json", "evil"},
 		{"narrowd-own-file", `echo evil >> narrowd-state/audit.jsonl`, "narrowd-state/audit.jsonl", "evil"},
+		{"nested-repo-hook", `echo evil > vendor/lib/.git/hooks/pre-commit`, "vendor/lib/.git/hooks/pre-commit", "evil"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
