@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -349,5 +350,42 @@ func TestProtectedInWorkspaceInHome(t *testing.T) {
 	code, out := r.confine(t, []string{ws}, `cd `+ws+` && echo ok > b.go && echo evil >> .git/config`, "HOME="+home)
 	if b, _ := os.ReadFile(filepath.Join(ws, ".git/config")); code == 0 || string(b) != "[core]\n" || !exists(filepath.Join(ws, "b.go")) {
 		t.Fatalf("exit %d, .git/config %q:\n%s", code, b, out)
+	}
+}
+
+// TestStaticBinaryOneStage: narrowd built without cgo, as the README
+// builds it, drops its capabilities on every thread in the net stage and
+// runs the program without a second start of itself; the program holds
+// no capability, has no_new_privs and the seccomp filter, and the
+// protected paths are read-only. (The test binary itself uses cgo, so the
+// other tests run the two-stage path.)
+func TestStaticBinaryOneStage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds narrowd-exec")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("SKIPPING: no go command")
+	}
+	r := newRunner(t)
+	dir := mkdirAll(t, 0o755)
+	build := exec.Command(goBin, "build", "-o", dir+"/", "github.com/narrowd/narrowd/cmd/narrowd-exec")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ws := r.dir(t)
+	writeTree(t, ws, r.uid, r.gid, map[string]string{".git/config": "[core]\n"})
+	c := exec.Command(filepath.Join(dir, "narrowd-exec"), "--confine", "--write", ws, "--", "sh", "-c",
+		`echo evil >> `+ws+`/.git/config; grep -E '^(CapEff|CapPrm|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status; echo stage=$(tr '\0' ' ' < /proc/1/cmdline)`)
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: r.cred}
+	out, _ := c.CombinedOutput()
+	for _, want := range []string{"CapEff:\t0000000000000000", "CapPrm:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2", "Read-only file system"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, ".git/config")); string(b) != "[core]\n" {
+		t.Errorf(".git/config changed: %q", b)
 	}
 }
