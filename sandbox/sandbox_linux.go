@@ -580,11 +580,20 @@ func netStage() error {
 	if err := loUp(); err != nil {
 		return err
 	}
-	// One start of the binary fewer: drop every capability on every
-	// thread at once and go on as the lock stage in this process.
-	// AllThreadsSyscall needs a binary without cgo (as the README builds
-	// narrowd); with cgo, exec the lock stage, which starts with none.
-	switch err := dropAllCaps(); {
+	// One start of the binary fewer: drop the capabilities and go on as
+	// the lock stage in this process. A held sandbox waits for the
+	// daemon's check, which looks at every thread: drop them on every
+	// thread at once (AllThreadsSyscall, which needs a binary without
+	// cgo, as the README builds narrowd; with cgo, exec the lock stage,
+	// which starts with none). Confinement execs the program right away
+	// from this thread, and a program's capabilities come from the
+	// thread that execs it: this thread's are enough (the others run
+	// nothing but the Go runtime until the exec ends them).
+	drop := dropAllCaps
+	if spec.Args != nil {
+		drop = dropThreadCaps
+	}
+	switch err := drop(); {
 	case err == nil:
 		err = lock(spec)
 		fmt.Fprintf(os.NewFile(statusFD, "status"), "error %s\n", oneLine(err.Error()))
@@ -639,6 +648,13 @@ func dropAllCaps() error {
 		return errno
 	}
 	return nil
+}
+
+// dropThreadCaps empties every capability set of the calling thread.
+func dropThreadCaps() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	return unix.Capset(&hdr, &data[0])
 }
 
 // respec puts data on specFD as a memory file read from its start.
@@ -761,7 +777,8 @@ func lock(spec stageSpec) error {
 // selfCheck refuses to go on unless this process has no capabilities and
 // its network namespace has only lo.
 func selfCheck() error {
-	st, err := readStatus("/proc/self/status")
+	// This thread's: it is the one Landlock binds and that execs.
+	st, err := readStatus("/proc/thread-self/status")
 	if err != nil {
 		return err
 	}
