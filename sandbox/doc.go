@@ -42,9 +42,12 @@
 //   - sets RLIMIT_NPROC (counted per user namespace since Linux 5.14, so
 //     a fork bomb stops at [DefaultMaxProcs] without touching the
 //     person's other processes) and RLIMIT_FSIZE;
-//   - brings lo up, drops every capability on every thread at once
+//   - brings lo up, drops its capabilities and becomes the lock stage:
+//     for confinement, those of the thread that execs the program (a
+//     program's capabilities come from it); for a held command, which
+//     the daemon checks thread by thread, those of every thread at once
 //     (AllThreadsSyscall; a binary with cgo execs the lock stage
-//     instead, which starts with none) and becomes the lock stage.
+//     instead, which starts with none).
 //
 // The lock stage checks it has no capability and that its network
 // namespace has only lo, sets no_new_privs, confines writes with Landlock
