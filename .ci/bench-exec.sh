@@ -21,6 +21,10 @@
 #                 is not timed).
 #   ticket-main   the same ticket through `narrowd exec --ticket T`, the
 #                 rewrite when no narrowd-exec is beside narrowd
+#   bwrap         bubblewrap with the same isolation: user, network and PID
+#                 namespaces, read-only root, a private /proc and /tmp,
+#                 the workspace writable, its .git and .github/workflows
+#                 read-only, the home directory hidden by a tmpfs
 # for CMD = `sh noop.sh` of an empty script (the pure overhead; a bare
 # `true` is proven harmless and never goes to the sandbox) and `make -s`
 # of a one-rule Makefile,
@@ -30,7 +34,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-30}
-for tool in go hyperfine python3 make; do
+for tool in go hyperfine python3 make bwrap; do
 	command -v "$tool" >/dev/null || { echo "bench-exec: needs $tool" >&2; exit 1; }
 done
 
@@ -41,12 +45,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$tmp/" ./cmd/narrowd ./cmd/narrowd-exec
+# As the README builds them: a static binary starts without the dynamic
+# loader, three times per sandboxed command.
+CGO_ENABLED=0 go build -o "$tmp/" ./cmd/narrowd ./cmd/narrowd-exec
 nd=$tmp/narrowd
 ws=$tmp/ws
 mkdir -p "$ws"
 printf 'all:\n\t@echo built > out.txt\n' >"$ws/Makefile"
 : >"$ws/noop.sh"
+mkdir -p "$ws/.git/hooks" "$ws/.github/workflows"
 sock=$tmp/run/narrowd.sock
 "$nd" serve --socket "$sock" --state-dir "$tmp/state" --audit-dir "$tmp/audit" 2>"$tmp/serve.log" &
 daemon_pid=$!
@@ -72,7 +79,8 @@ for cmd in "sh noop.sh" "make -s"; do
 		-n confine-main "$nd exec --confine --write $ws -- sh -c 'cd $ws && $cmd'" \
 		--prepare "$tmp/prepare.sh '$cmd'" \
 		-n ticket "sh -c '. $tmp/ticket'" \
-		-n ticket-main "sh -c '. $tmp/ticket-main'"
+		-n ticket-main "sh -c '. $tmp/ticket-main'" \
+		-n bwrap "bwrap --unshare-user --unshare-net --unshare-pid --die-with-parent --new-session --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs $HOME --bind $ws $ws --ro-bind $ws/.git $ws/.git --ro-bind $ws/.github/workflows $ws/.github/workflows sh -c 'cd $ws && $cmd'"
 	report+=("$cmd=$json")
 done
 
@@ -85,10 +93,12 @@ cmd, path = sys.argv[1], sys.argv[2]
 res = {r["command"]: r for r in json.load(open(path))["results"]}
 d = res["direct"]["median"]
 dc = res["direct"]["user"] + res["direct"]["system"]
-for name in ("direct", "confine", "confine-main", "ticket", "ticket-main"):
+b = res["bwrap"]["median"] - d
+for name in ("direct", "bwrap", "confine", "confine-main", "ticket", "ticket-main"):
     m = res[name]["median"]
     cpu = res[name]["user"] + res[name]["system"]
+    vs = f"   overhead {((m-d)/b if b > 0 else float('nan')):5.2f}x bwrap's" if name not in ("direct", "bwrap") else ""
     print(f"{cmd:10s} {name:12s} median {m*1000:8.2f} ms   ratio {m/d:6.2f}x   (+{(m-d)*1000:.2f} ms)"
-          f"   cpu {cpu*1000:7.2f} ms (+{(cpu-dc)*1000:.2f})")
+          f"   cpu {cpu*1000:7.2f} ms (+{(cpu-dc)*1000:.2f}){vs}")
 PY
 done

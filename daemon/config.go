@@ -20,6 +20,10 @@ type Config struct {
 	// Watch lists extra files (catalogs, sensitive-name lists) whose change
 	// rebuilds the engine, beside the profile when it is a file.
 	Watch []string
+	// SandboxHomeAllow extends the home allowlist of narrowd's sandbox
+	// (sandbox/home.toml): paths relative to $HOME, read-only, or
+	// writable with their writes discarded when suffixed ":cache".
+	SandboxHomeAllow []string
 
 	// SocketPath is the Unix socket the shim talks to. Run removes it on
 	// shutdown unless the listener came from socket activation.

@@ -76,6 +76,12 @@ type tickets struct {
 	wrapper string
 	socket  string
 	now     func() time.Time
+	// protected are the patterns the sandbox keeps read-only in each
+	// writable root, own narrowd's own paths (binaries, state, audit,
+	// socket, watched configuration), homeAllow the profile's additions
+	// to the home allowlist: sent to the wrapper with the claim and
+	// checked from outside by [sandbox.Verify].
+	protected, own, homeAllow []string
 
 	mu   sync.Mutex
 	live map[string]*ticket
@@ -108,11 +114,36 @@ func newTickets(cfg Config) *tickets {
 		return nil
 	}
 	exes, wrapper := ticketBinaries(exe)
+	protected, err := protectedPatterns()
+	if err != nil {
+		return nil
+	}
+	own := append(slices.Clone(exes), cfg.StateDir, cfg.AuditDir, filepath.Dir(cfg.SocketPath))
+	own = append(own, cfg.Watch...)
 	return &tickets{
 		ttl: cfg.TicketTTL, exes: exes, wrapper: wrapper, socket: cfg.SocketPath, now: cfg.now,
+		protected: protected, own: own, homeAllow: cfg.SandboxHomeAllow,
 		live: map[string]*ticket{}, byRewrite: map[string]*ticket{}, byToolUse: map[string][]*ticket{},
 		claims: map[string]*claim{}, latched: map[string]string{},
 	}
+}
+
+// protectedPatterns are the paths, relative to a workspace, that a
+// sandboxed command may not change: the standing-configuration table the
+// write proofs use (proofs.Standing: .git, agent settings, hooks, IDE
+// tasks, CI, toolchain files, ...), files that run later outside any
+// sandbox, and the sandbox's own fallback list. One table for both, so
+// a write the proofs ask about is also one the sandbox refuses.
+func protectedPatterns() ([]string, error) {
+	base, err := sandbox.DefaultProtectedPatterns()
+	if err != nil {
+		return nil, err
+	}
+	t, err := proofs.Standing()
+	if err != nil {
+		return nil, err
+	}
+	return slices.Compact(slices.Sorted(slices.Values(append(base, t.Patterns()...)))), nil
 }
 
 // ExecBinaryName is `narrowd exec` as a binary of its own
@@ -398,15 +429,20 @@ func sandboxRecord(c *claim, f sandbox.Facts, abi int, verr error, now time.Time
 	} else {
 		rec.Decision, rec.PolicyRule, rec.Answer, rec.Outcome = "allow", "sandbox-exec", "exec", "allow"
 		rec.Reason = "narrowd verified its own sandbox from outside and released the command (ticket of call " + t.callID + ")"
-		facts := fmt.Sprintf("pid %d (%s) %s %s interfaces %v, seccomp %d (socket(AF_UNIX) and io_uring refused), no_new_privs %d, CapEff %s on all %d threads, verified at %s",
-			f.Pid, filepath.Base(f.Exe), f.NetNS, f.UserNS, f.Interfaces, f.Seccomp, f.NoNewPrivs, f.CapEff, f.Threads, f.VerifiedAt.UTC().Format(time.RFC3339Nano))
+		facts := fmt.Sprintf("pid %d (%s) %s %s %s %s interfaces %v, seccomp %d (socket(AF_UNIX) and io_uring refused), no_new_privs %d, CapEff %s on all %d threads, verified at %s",
+			f.Pid, filepath.Base(f.Exe), f.NetNS, f.UserNS, f.MountNS, f.PidNS, f.Interfaces, f.Seccomp, f.NoNewPrivs, f.CapEff, f.Threads, f.VerifiedAt.UTC().Format(time.RFC3339Nano))
 		ev = append(ev,
 			rules.Evidence{Kind: rules.KindSandboxExec, Strength: rules.Established, Subject: f.NetNS,
 				Detail: "no egress: " + facts, Effect: rules.Bound(rules.Egress, 0)},
 			rules.Evidence{Kind: rules.KindSandboxExec, Strength: rules.Established, Subject: strings.Join(t.writable, ":"),
 				Detail: fmt.Sprintf("writes confined by Landlock ABI %d (reported by narrowd's lock stage) to the workspace and a private tmp; "+
 					"not covered: a hard link to a file outside made after the wrapper's check, and the agent's own stdin/stdout/stderr", abi),
-				Effect: rules.Bound(rules.Scope, 1)})
+				Effect: rules.Bound(rules.Scope, 1)},
+			rules.Evidence{Kind: rules.KindSandboxContain, Strength: rules.Established, Subject: f.MountNS,
+				Detail: fmt.Sprintf("seen from outside in /proc/%d/mountinfo: read-only mounts of the protected paths %v; home directories %v covered by a tmpfs (only the allowlist shown); "+
+					"a /proc of its own PID namespace (private: %v); limits: %s processes, files up to %s bytes; "+
+					"not covered: protected paths that did not exist at the start outside a protected directory (moved aside after the run), \"**/\" patterns deeper than the root that appear during the run",
+					f.Pid, f.ReadOnly, f.HomeHidden, f.PrivateProc, f.MaxProcs, f.MaxFileSize)})
 	}
 	ceiling := t.ceiling
 	narrowed := proofs.Narrow(ceiling, ev)

@@ -60,7 +60,8 @@ func (s *Server) serveExecClaim(w http.ResponseWriter, r *http.Request) {
 		refuse(fmt.Errorf("the program redeeming the ticket is not narrowd: %w", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, hookclient.ExecClaim{Claim: cid, Cwd: c.t.cwd, Writable: c.t.writable})
+	writeJSON(w, http.StatusOK, hookclient.ExecClaim{Claim: cid, Cwd: c.t.cwd, Writable: c.t.writable,
+		Protected: s.tickets.protected, Own: s.tickets.own, HomeAllow: s.tickets.homeAllow})
 }
 
 // serveExecVerify checks the wrapper's held sandbox from outside, records
@@ -99,7 +100,12 @@ func (s *Server) serveExecVerify(w http.ResponseWriter, r *http.Request) {
 	case req.LandlockABI < 1:
 		verr = errors.New("the sandbox reports no Landlock confinement")
 	default:
-		facts, verr = sandbox.Verify(req.Pid, c.wrapperPid, s.tickets.exes...)
+		// What the sandbox must show, from the daemon's own look at the
+		// workspace, not the wrapper's word.
+		var want sandbox.Expect
+		if want, verr = sandbox.ExpectFor(c.t.writable, s.tickets.protected, s.tickets.own); verr == nil {
+			facts, verr = sandbox.Verify(req.Pid, c.wrapperPid, want, s.tickets.exes...)
+		}
 	}
 	rec := sandboxRecord(c, facts, req.LandlockABI, verr, s.cfg.now())
 	if err := s.audit.Append(rec); err != nil {

@@ -669,3 +669,41 @@ func TestTicketBinaries(t *testing.T) {
 		}
 	}
 }
+
+// TestTicketBuildCannotPlantHook: a build sent to the sandbox tries to
+// plant a git hook; the hook is not written, and the audit's sandbox
+// check records, seen from outside, .git mounted read-only and the home
+// directory hidden.
+func TestTicketBuildCannotPlantHook(t *testing.T) {
+	d, ws := sandboxDaemon(t)
+	if err := os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mk := "all:\n\t@echo ran >> log.txt\n\t@printf '#!/bin/sh\\necho evil\\n' > .git/hooks/pre-commit\n"
+	if err := os.WriteFile(filepath.Join(ws, "Makefile"), []byte(mk), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reply, _ := d.Server.Handle(agent.Claude, claudeAt(ws, "s1", "toolu_1", "make"), "socket", agent.Options{})
+	code, out := runAgentShell(t, rewriteOf(t, reply))
+	if code == 0 || logLines(ws) != 1 {
+		t.Fatalf("exit %d, %d runs, want the build to run and fail:\n%s", code, logLines(ws), out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); err == nil {
+		t.Fatal("the build planted a git hook")
+	}
+	if !strings.Contains(out, "narrowd: read-only in narrowd's sandbox") || !strings.Contains(out, ".git") {
+		t.Errorf("stderr does not name narrowd and .git:\n%s", out)
+	}
+	var contain *rules.Evidence
+	for _, r := range auditIDs(t, d.cfg.AuditDir) {
+		for i, e := range r.Verdict.Evidence {
+			if r.PolicyRule == "sandbox-exec" && e.Kind == "sandbox-contain" {
+				contain = &r.Verdict.Evidence[i]
+			}
+		}
+	}
+	if contain == nil || contain.Strength != rules.Established || !strings.Contains(contain.Detail, filepath.Join(ws, ".git")) ||
+		!strings.Contains(contain.Detail, "private: true") {
+		t.Fatalf("sandbox-contain evidence %+v", contain)
+	}
+}

@@ -118,6 +118,8 @@ const (
 	KindOwnFile EvidenceKind = "narrowd-own-file"
 	// KindAdmin finds a call that runs one of narrowd's own administrative commands; the engine denies the call.
 	KindAdmin EvidenceKind = "narrowd-admin"
+	// KindSandboxContain records what narrowd saw from outside of its own sandbox's containment (read-only protected paths, HOME hidden, a private /proc, limits); established, it changes nothing by itself.
+	KindSandboxContain EvidenceKind = "sandbox-contain"
 )
 
 // evidenceKinds lists every constant above, sorted.
@@ -129,8 +131,9 @@ var evidenceKinds = []EvidenceKind{
 	KindNoNarrowing, KindNoNetwork, KindNoProgram, KindOneTarget, KindOverBudget, KindParseError,
 	KindPatchAddsOnly, KindPatchFiles, KindPatchNoDelete, KindPatchUnreadable, KindPathInside,
 	KindPathNotAbsolute, KindPathOutside, KindPatternEscapes, KindPrivileged, KindRunsCode,
-	KindSandboxExec, KindSandboxTicket, KindSearchInside, KindSensitiveName, KindSensitiveWord,
-	KindSnapshot, KindStandingConfig, KindUnknownCommand, KindUnlabelled, KindUnproven, KindURL,
+	KindSandboxContain, KindSandboxExec, KindSandboxTicket, KindSearchInside, KindSensitiveName,
+	KindSensitiveWord, KindSnapshot, KindStandingConfig, KindUnknownCommand, KindUnlabelled,
+	KindUnproven, KindURL,
 }
 
 // EvidenceKinds returns every kind narrowd emits, sorted.

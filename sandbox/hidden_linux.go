@@ -145,6 +145,21 @@ func hiddenPaths(env []string) ([]string, error) {
 	return outermost(hidden), nil
 }
 
+// homeDirs are the home directories the sandbox hides: the program's
+// $HOME, the wrapper's own, and the passwd entry's.
+func homeDirs(env []string) []string {
+	var out []string
+	for _, h := range []string{envValue(env, "HOME"), os.Getenv("HOME")} {
+		if filepath.IsAbs(h) {
+			out = append(out, filepath.Clean(h))
+		}
+	}
+	if u, err := user.Current(); err == nil && filepath.IsAbs(u.HomeDir) {
+		out = append(out, filepath.Clean(u.HomeDir))
+	}
+	return out
+}
+
 // resolveHidden returns the real paths of one secret location: its name
 // with the parents resolved, and its target when it is a symlink.
 func resolveHidden(name string) ([]string, error) {

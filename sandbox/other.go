@@ -14,7 +14,10 @@ func Start(string, Spec) (*Sandbox, error) { return nil, ErrUnsupported }
 func RunStage(string) error { return ErrUnsupported }
 
 // Verify fails: narrowd's sandbox needs Linux.
-func Verify(int, int, ...string) (Facts, error) { return Facts{}, ErrUnsupported }
+func Verify(int, int, Expect, ...string) (Facts, error) { return Facts{}, ErrUnsupported }
+
+// ExpectFor fails: narrowd's sandbox needs Linux.
+func ExpectFor([]string, []string, []string) (Expect, error) { return Expect{}, ErrUnsupported }
 
 // SameExecutable fails: narrowd's sandbox needs Linux.
 func SameExecutable(int, ...string) error { return ErrUnsupported }

@@ -13,9 +13,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,6 +40,18 @@ type Sandbox struct {
 	release *os.File // nil once released or aborted
 	tmp     string
 	ready   Ready
+	// watch are the protected paths no mount covers, looked at again
+	// after the run.
+	watch []Watched
+	// roots and minFree are the writable roots (not the private tmp, a
+	// bounded tmpfs) whose file systems the wrapper watches while the
+	// command runs, and the free space below which it stops the command.
+	roots   []string
+	minFree int64
+	// notice names the read-only protected paths, for stderr when the
+	// command fails (a write there fails with EROFS, which does not say
+	// who made the path read-only).
+	notice string
 }
 
 // Start builds the sandbox and waits until the lock stage is confined.
@@ -86,8 +101,32 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 	if spec.DropSecretEnv {
 		env, dropped = dropSecretEnv(env)
 	}
-	if err := checkHardLinks(spec.Writable, spec.MaxScan); err != nil {
+	patterns := spec.ProtectedPatterns
+	if patterns == nil {
+		if patterns, err = DefaultProtectedPatterns(); err != nil {
+			return nil, err
+		}
+	}
+	prot, err := Protect(spec.Writable, patterns, spec.Protected)
+	if err != nil {
 		return nil, err
+	}
+	if err := checkHardLinks(spec.Writable, spec.MaxScan, &prot, patterns); err != nil {
+		return nil, err
+	}
+	if err := checkOverlays(spec.Overlays, spec.Writable); err != nil {
+		return nil, err
+	}
+	var allow []HomeEntry
+	if !spec.KeepHome {
+		if allow, err = DefaultHome(); err != nil {
+			return nil, err
+		}
+		extra, err := ParseHomeAllow(spec.HomeAllow)
+		if err != nil {
+			return nil, err
+		}
+		allow = append(allow, extra...)
 	}
 	tmp, err := os.MkdirTemp("", "narrowd-exec-")
 	if err != nil {
@@ -104,6 +143,22 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 		return nil, err
 	}
 	spec.Writable = append(spec.Writable, tmp)
+	s.roots = slices.Clone(spec.Writable[:len(spec.Writable)-1])
+	plan := mountPlan{
+		Tmp: tmp, TmpSize: orDefault(spec.TmpSize, DefaultTmpSize), Overlays: spec.Overlays, Protect: prot,
+		MaxProcs: int(orDefault(int64(spec.MaxProcs), DefaultMaxProcs)), MaxFileSize: orDefault(spec.MaxFileSize, DefaultMaxFileSize),
+	}
+	if !spec.KeepHome {
+		planHome(&plan, homeDirs(env), allow, spec.Writable)
+	}
+	plan.Masks = planMasks(&plan, hidden)
+	if len(spec.Overlays) == 0 {
+		// With an overlay the run's files land in its upper layer; the
+		// undo's apply step must refuse protected paths there.
+		s.watch = prot.Watch
+	}
+	s.notice = protectedNotice(prot.ReadOnly, spec.Writable)
+	s.minFree = spec.MinFree
 
 	specR, specW, err := os.Pipe()
 	if err != nil {
@@ -133,15 +188,19 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 		// A PID namespace of its own: when the command (its init) ends, the
 		// kernel kills whatever it left behind, so nothing keeps writing
 		// the workspace after the call returned.
-		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWPID,
+		// A mount namespace: read-only protected paths, the hidden home,
+		// the private /proc.
+		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: insideID(uid), HostID: uid, Size: 1}},
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: insideID(gid), HostID: gid, Size: 1}},
 		GidMappingsEnableSetgroups: false,
 		// No controlling terminal: no TIOCSTI into the agent's terminal.
 		Setsid:    true,
 		Pdeathsig: syscall.SIGKILL,
-		// Only to bring lo up in the net stage, which drops it.
-		AmbientCaps: []uintptr{unix.CAP_NET_ADMIN},
+		// Only to bring lo up and build the mounts in the net stage,
+		// which drops them. overlayfs needs DAC_OVERRIDE to set up its
+		// work directory (mode 0) when the mounter is not root inside.
+		AmbientCaps: []uintptr{unix.CAP_NET_ADMIN, unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE},
 	}
 	// Pdeathsig fires when the thread that forked exits, not the process:
 	// keep this goroutine on its thread until the sandbox is gone.
@@ -151,14 +210,14 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 		specR.Close()
 		statusW.Close()
 		releaseR.Close()
-		return nil, fmt.Errorf("failed to start the sandbox (user and network namespaces): %w", err)
+		return nil, fmt.Errorf("failed to start the sandbox (user, network, PID and mount namespaces): %w", err)
 	}
 	s.cmd = cmd
 	specR.Close()
 	statusW.Close()
 	releaseR.Close()
 
-	err = json.NewEncoder(specW).Encode(stageSpec{Spec: spec, Hidden: hidden, Dropped: dropped})
+	err = json.NewEncoder(specW).Encode(stageSpec{Spec: spec, Hidden: hidden, Dropped: dropped, Mounts: plan})
 	specW.Close()
 	if err != nil {
 		return nil, fmt.Errorf("failed to send the sandbox spec: %w", err)
@@ -191,8 +250,31 @@ func Start(self string, spec Spec) (*Sandbox, error) {
 // the program never see their values).
 type stageSpec struct {
 	Spec
-	Hidden  []string `json:"hidden"`
-	Dropped []string `json:"dropped,omitempty"`
+	Hidden  []string  `json:"hidden"`
+	Dropped []string  `json:"dropped,omitempty"`
+	Mounts  mountPlan `json:"mounts"`
+}
+
+func orDefault(v, def int64) int64 {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// checkOverlays refuses an overlay whose root is not a writable root.
+func checkOverlays(overlays []Overlay, writable []string) error {
+	for i, o := range overlays {
+		root, err := filepath.EvalSymlinks(o.Root)
+		if err != nil || !slices.Contains(writable, root) {
+			return fmt.Errorf("overlay root %q is not a writable directory", o.Root)
+		}
+		if !filepath.IsAbs(o.Upper) || !filepath.IsAbs(o.Work) {
+			return fmt.Errorf("overlay of %s: upper and work must be absolute", o.Root)
+		}
+		overlays[i].Root = root
+	}
+	return nil
 }
 
 // insideID is the id a host id maps to inside the sandbox: the same id,
@@ -246,15 +328,101 @@ func (s *Sandbox) Wait() (int, error) {
 		s.release.Close()
 		s.release = nil
 	}
+	stop := make(chan struct{})
+	full := make(chan string, 1)
+	go s.watchDisk(stop, full)
 	err := s.cmd.Wait()
+	close(stop)
+	select {
+	case why := <-full:
+		fmt.Fprintf(os.Stderr, "narrowd: stopped the sandboxed command: %s\n", why)
+	default:
+	}
+	// The command was its PID namespace's init: nothing of it runs now,
+	// so what the watched paths hold is final.
+	moved := checkWatched(s.watch, os.Stderr)
 	st, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if !ok {
 		return 1, err
 	}
+	code := st.ExitStatus()
 	if st.Signaled() {
-		return 128 + int(st.Signal()), nil
+		code = 128 + int(st.Signal())
 	}
-	return st.ExitStatus(), nil
+	if code == 0 && len(moved) > 0 {
+		code = 1
+	}
+	if code != 0 && s.notice != "" {
+		io.WriteString(os.Stderr, s.notice)
+	}
+	return code, nil
+}
+
+// diskPoll is how often the wrapper looks at the free space of the
+// writable roots' file systems while the command runs.
+const diskPoll = 200 * time.Millisecond
+
+// watchDisk kills the sandbox (its init, and with it the whole PID
+// namespace) when a writable root's file system has less free space than
+// the floor: [Spec.MinFree], or [DefaultMinFree] but at most half of what
+// was free when the command started. RLIMIT_FSIZE bounds one file; this
+// bounds many. It says why on full and returns when stop closes.
+func (s *Sandbox) watchDisk(stop <-chan struct{}, full chan<- string) {
+	floors := make([]int64, len(s.roots))
+	for i, r := range s.roots {
+		floors[i] = s.minFree
+		if floors[i] <= 0 {
+			floors[i] = min(DefaultMinFree, freeBytes(r)/2)
+		}
+	}
+	t := time.NewTicker(diskPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		for i, r := range s.roots {
+			if free := freeBytes(r); free >= 0 && free < floors[i] {
+				full <- fmt.Sprintf("the file system of %s had %d MiB free, below narrowd's floor of %d MiB", r, free>>20, floors[i]>>20)
+				s.cmd.Process.Kill()
+				return
+			}
+		}
+	}
+}
+
+// freeBytes is the space an unprivileged user may still write on the
+// file system of path, or -1 when it cannot be read.
+func freeBytes(path string) int64 {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return -1
+	}
+	return int64(st.Bavail) * st.Bsize
+}
+
+// protectedNotice is the line a failed command's stderr gets: which
+// paths narrowd kept read-only, relative to their writable root.
+func protectedNotice(readOnly, roots []string) string {
+	if len(readOnly) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("narrowd: read-only in narrowd's sandbox (writes there fail with \"Read-only file system\", renames and deletes with \"Device or resource busy\"):")
+	for _, p := range readOnly {
+		name := p
+		for _, r := range roots {
+			if rel, err := filepath.Rel(r, p); err == nil && within(p, r) {
+				name = rel
+				break
+			}
+		}
+		b.WriteString(" " + name)
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 // Abort kills a sandbox whose command was not released (a failed check):
@@ -319,8 +487,12 @@ var ErrHardLink = errors.New("a file in the writable directory has more than one
 // checkHardLinks walks the writable directories and refuses any
 // non-directory with more than one link (point-in-time: a link made later
 // by another process outside the sandbox is not seen; inside, Landlock
-// refuses to link a file into a place where it would gain rights).
-func checkHardLinks(dirs []string, max int) error {
+// refuses to link a file into a place where it would gain rights). It
+// does not descend into the read-only paths of prot: a file there cannot
+// be written through that name, and its other names, if they lie in the
+// walked part, are refused there. What matches a "**/" pattern becomes
+// read-only too.
+func checkHardLinks(dirs []string, max int, prot *Protection, patterns []string) error {
 	if max <= 0 {
 		max = DefaultMaxScan
 	}
@@ -333,6 +505,21 @@ func checkHardLinks(dirs []string, max int) error {
 			n++
 			if n > max {
 				return fmt.Errorf("the writable directory %s has more than %d entries, too many to check for hard links", root, max)
+			}
+			if path != root {
+				if prot.covers(path) {
+					if d.IsDir() {
+						return fs.SkipDir
+					}
+					return nil
+				}
+				if rel, _ := filepath.Rel(root, path); matchDeep(patterns, filepath.ToSlash(rel)) && d.Type()&fs.ModeSymlink == 0 {
+					prot.ReadOnly = append(prot.ReadOnly, path)
+					prot.anchor(root, filepath.Dir(path))
+					if d.IsDir() {
+						return fs.SkipDir
+					}
+				}
 			}
 			if d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
 				return nil
@@ -350,6 +537,7 @@ func checkHardLinks(dirs []string, max int) error {
 			return err
 		}
 	}
+	prot.normalize()
 	return nil
 }
 
@@ -375,7 +563,47 @@ func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 // netStage brings lo up, drops its capabilities and execs the lock stage.
 func netStage() error {
 	runtime.LockOSThread() // the ambient capabilities cleared below are per thread
+	raw, err := readFD(specFD, 4*maxCommand)
+	if err != nil {
+		return fmt.Errorf("failed to read the sandbox spec: %w", err)
+	}
+	var spec stageSpec
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		return fmt.Errorf("failed to read the sandbox spec: %w", err)
+	}
+	if err := setupMounts(&spec.Mounts); err != nil {
+		return err
+	}
+	if err := setLimits(&spec.Mounts); err != nil {
+		return err
+	}
 	if err := loUp(); err != nil {
+		return err
+	}
+	// One start of the binary fewer: drop the capabilities and go on as
+	// the lock stage in this process. A held sandbox waits for the
+	// daemon's check, which looks at every thread: drop them on every
+	// thread at once (AllThreadsSyscall, which needs a binary without
+	// cgo, as the README builds narrowd; with cgo, exec the lock stage,
+	// which starts with none). Confinement execs the program right away
+	// from this thread, and a program's capabilities come from the
+	// thread that execs it: this thread's are enough (the others run
+	// nothing but the Go runtime until the exec ends them).
+	drop := dropAllCaps
+	if spec.Args != nil {
+		drop = dropThreadCaps
+	}
+	switch err := drop(); {
+	case err == nil:
+		err = lock(spec)
+		fmt.Fprintf(os.NewFile(statusFD, "status"), "error %s\n", oneLine(err.Error()))
+		return err
+	case !errors.Is(err, unix.ENOTSUP):
+		return fmt.Errorf("failed to drop the capabilities: %w", err)
+	}
+	// The lock stage reads the spec again, from a memory file on the
+	// same descriptor.
+	if err := respec(raw); err != nil {
 		return err
 	}
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
@@ -384,6 +612,65 @@ func netStage() error {
 	// The uid inside is not 0, so without ambient capabilities the lock
 	// stage starts with none, on every thread.
 	return unix.Exec("/proc/self/exe", append([]string{os.Args[0]}, StageArgs("lock")...), os.Environ())
+}
+
+// readFD reads fd to its end, at most max bytes, without an *os.File
+// whose finalizer could close the descriptor later.
+func readFD(fd, max int) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 64<<10)
+	for len(out) <= max {
+		n, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return out, nil
+		}
+		out = append(out, buf[:n]...)
+	}
+	return nil, errors.New("the spec is too long")
+}
+
+// dropAllCaps sets every capability set of every thread of this process
+// to empty (the ambient set empties with the permitted one). It fails
+// with ENOTSUP in a binary that uses cgo.
+func dropAllCaps() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	_, _, errno := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
+	runtime.KeepAlive(&hdr)
+	runtime.KeepAlive(&data)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// dropThreadCaps empties every capability set of the calling thread.
+func dropThreadCaps() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	return unix.Capset(&hdr, &data[0])
+}
+
+// respec puts data on specFD as a memory file read from its start.
+func respec(data []byte) error {
+	fd, err := unix.MemfdCreate("narrowd-spec", 0)
+	if err != nil {
+		return fmt.Errorf("failed to pass the spec on: %w", err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Pwrite(fd, data, 0); err != nil {
+		return fmt.Errorf("failed to pass the spec on: %w", err)
+	}
+	if err := unix.Dup3(fd, specFD, 0); err != nil {
+		return fmt.Errorf("failed to pass the spec on: %w", err)
+	}
+	return nil
 }
 
 func loUp() error {
@@ -410,12 +697,18 @@ func loUp() error {
 // command.
 func lockStage() error {
 	runtime.LockOSThread() // Landlock binds this thread, which execs the program
+	var spec stageSpec
+	if err := json.NewDecoder(io.LimitReader(os.NewFile(specFD, "spec"), 4*maxCommand)).Decode(&spec); err != nil {
+		return fmt.Errorf("failed to read the sandbox spec: %w", err)
+	}
+	return lock(spec)
+}
+
+// lock confines the calling thread, which holds no capability, and then
+// runs the program or waits for the command.
+func lock(spec stageSpec) error {
 	for _, fd := range []int{specFD, statusFD, releaseFD} {
 		unix.CloseOnExec(fd)
-	}
-	var spec stageSpec
-	if err := json.NewDecoder(io.LimitReader(os.NewFile(specFD, "spec"), maxCommand)).Decode(&spec); err != nil {
-		return fmt.Errorf("failed to read the sandbox spec: %w", err)
 	}
 	unix.Close(specFD)
 	if err := selfCheck(); err != nil {
@@ -442,7 +735,9 @@ func lockStage() error {
 	}
 	// Listed here, just before the ruleset, by the same user as the
 	// program: what appears later beside a hidden path stays unreadable.
-	abi, err := landlock(readRules(spec.Hidden), spec.Writable)
+	// The secret locations are under mounts now (the hidden home, the
+	// masks): reads need no rule built around them.
+	abi, err := landlock([]string{"/"}, append(spec.Writable, spec.Mounts.cacheWritable()...))
 	if err != nil {
 		return err
 	}
@@ -482,7 +777,8 @@ func lockStage() error {
 // selfCheck refuses to go on unless this process has no capabilities and
 // its network namespace has only lo.
 func selfCheck() error {
-	st, err := readStatus("/proc/self/status")
+	// This thread's: it is the one Landlock binds and that execs.
+	st, err := readStatus("/proc/thread-self/status")
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -99,6 +100,29 @@ func helper(mode string) int {
 		}
 		unix.Close(int(fd))
 		return probeDone
+	case "spawn":
+		// Start N sleepers, say how many started and the first refusal,
+		// and kill them.
+		n, _ := strconv.Atoi(arg)
+		var cmds []*exec.Cmd
+		var ferr error
+		for i := 0; i < n; i++ {
+			c := exec.Command("sleep", "30")
+			if err := c.Start(); err != nil {
+				ferr = err
+				break
+			}
+			cmds = append(cmds, c)
+		}
+		fmt.Printf("started %d\n", len(cmds))
+		if ferr != nil {
+			fmt.Println("refused:", ferr)
+		}
+		for _, c := range cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+		return probeDone
 	case "wait-stdin":
 		io.Copy(io.Discard, os.Stdin)
 		return probeDone
@@ -111,7 +135,24 @@ func helper(mode string) int {
 			writable = strings.Split(w, ":")
 		}
 		cmd := os.Getenv("NARROWD_WRAP_CMD")
-		spec := Spec{Writable: writable, DropSecretEnv: os.Getenv("NARROWD_WRAP_DROP") == "1"}
+		limits := func(name string) int64 {
+			n, _ := strconv.ParseInt(os.Getenv(name), 10, 64)
+			return n
+		}
+		spec := Spec{Writable: writable, DropSecretEnv: os.Getenv("NARROWD_WRAP_DROP") == "1", KeepHome: os.Getenv("NARROWD_WRAP_KEEPHOME") == "1",
+			MaxProcs: int(limits("NARROWD_WRAP_NPROC")), MaxFileSize: limits("NARROWD_WRAP_FSIZE"), TmpSize: limits("NARROWD_WRAP_TMPSIZE"),
+			MinFree: limits("NARROWD_WRAP_MINFREE")}
+		if p := os.Getenv("NARROWD_WRAP_PROTECT"); p != "" {
+			spec.Protected = strings.Split(p, ":")
+		}
+		if p := os.Getenv("NARROWD_WRAP_PATTERNS"); p != "" {
+			spec.ProtectedPatterns = strings.Split(p, ",")
+		}
+		if p := os.Getenv("NARROWD_WRAP_OVERLAY"); p != "" {
+			// ROOT:UPPER:WORK
+			f := strings.Split(p, ":")
+			spec.Overlays = []Overlay{{Root: f[0], Upper: f[1], Work: f[2]}}
+		}
 		held := os.Getenv("NARROWD_WRAP_HELD") == "1"
 		if !held {
 			spec.Args = []string{"bash", "-c", cmd}
@@ -244,11 +285,6 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 	}
 }
 
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
-}
-
 // TestConfineUnprivileged proves the sandbox's confinement on the real
 // kernel, run by a user without root: writes land only in the workspace
 // and the private tmp; the network, Unix sockets outside and io_uring are
@@ -363,6 +399,13 @@ func TestConfineUnprivileged(t *testing.T) {
 				if code, out := r.direct(t, cmd, env...); code != 0 {
 					t.Fatalf("control outside the sandbox failed (exit %d), so the test proves nothing:\n%s", code, out)
 				}
+				// The control's connection is counted by the accept
+				// loop in its own time: wait for it, so that the next
+				// case does not take it for its own.
+				for i := 0; i < 500 && (tt.name == "loopback-tcp-listener" && accepted.Load() == tcpBefore ||
+					tt.name == "unix-socket-outside" && uaccepted.Load() == unixBefore); i++ {
+					time.Sleep(10 * time.Millisecond)
+				}
 			}
 			if tt.check != nil {
 				tt.check(t)
@@ -445,7 +488,9 @@ func TestVerifyFromOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := mkdirAll(t, 0o755)
-	sb, err := Start("", Spec{Writable: []string{ws}})
+	writeTree(t, ws, os.Getuid(), os.Getgid(), map[string]string{".git/HEAD": "ref\n", ".github/workflows/ci.yml": "on: push\n", "src/a.go": "package a\n"})
+	patterns := []string{".git", ".envrc", ".github/workflows"}
+	sb, err := Start("", Spec{Writable: []string{ws}, ProtectedPatterns: patterns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,9 +499,28 @@ func TestVerifyFromOutside(t *testing.T) {
 	if r.LandlockABI < 1 {
 		t.Errorf("Landlock ABI %d", r.LandlockABI)
 	}
-	f, err := Verify(r.Pid, os.Getpid(), exe)
+	want, err := ExpectFor([]string{ws}, patterns, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.ReadOnly) != 2 || len(want.Homes) != 1 {
+		t.Fatalf("ExpectFor = %+v, want .git and .github/workflows read-only and the home hidden", want)
+	}
+	f, err := Verify(r.Pid, os.Getpid(), want, exe)
 	if err != nil {
 		t.Fatalf("Verify of a held sandbox: %v", err)
+	}
+	if !slices.Equal(f.ReadOnly, want.ReadOnly) || !slices.Equal(f.HomeHidden, want.Homes) || !f.PrivateProc ||
+		f.MountNS == "" || f.PidNS == "" || f.MaxProcs != strconv.Itoa(DefaultMaxProcs) || f.MaxFileSize != strconv.Itoa(DefaultMaxFileSize) {
+		t.Errorf("containment facts %+v, want %+v", f, want)
+	}
+	for name, bad := range map[string]Expect{
+		"writable path expected read-only": {ReadOnly: []string{filepath.Join(ws, "src")}},
+		"unhidden dir expected hidden":     {Homes: []string{ws}},
+	} {
+		if _, err := Verify(r.Pid, os.Getpid(), bad, exe); err == nil {
+			t.Errorf("Verify accepted a sandbox with a %s", name)
+		}
 	}
 	own, _ := os.Readlink("/proc/self/ns/net")
 	if f.Exe != exe {
@@ -465,16 +529,16 @@ func TestVerifyFromOutside(t *testing.T) {
 	if f.NetNS == own || len(f.Interfaces) != 1 || f.Interfaces[0] != "lo" || f.Seccomp != 2 || f.NoNewPrivs != 1 {
 		t.Errorf("facts %+v (own netns %s)", f, own)
 	}
-	if _, err := Verify(r.Pid, os.Getppid(), exe); err == nil {
+	if _, err := Verify(r.Pid, os.Getppid(), want, exe); err == nil {
 		t.Error("Verify accepted a sandbox that is not the named wrapper's child")
 	}
-	if _, err := Verify(r.Pid, os.Getpid(), "/bin/sh"); err == nil {
+	if _, err := Verify(r.Pid, os.Getpid(), want, "/bin/sh"); err == nil {
 		t.Error("Verify accepted a sandbox that does not run the named binary")
 	}
-	if _, err := Verify(r.Pid, os.Getpid()); err == nil {
+	if _, err := Verify(r.Pid, os.Getpid(), want); err == nil {
 		t.Error("Verify accepted a sandbox with no binary named")
 	}
-	if f, err := Verify(r.Pid, os.Getpid(), "/bin/sh", exe); err != nil || f.Exe != exe {
+	if f, err := Verify(r.Pid, os.Getpid(), want, "/bin/sh", exe); err != nil || f.Exe != exe {
 		t.Errorf("Verify of a sandbox that runs the second binary named: %q %v", f.Exe, err)
 	}
 
@@ -487,7 +551,7 @@ func TestVerifyFromOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { stdin.Close(); plain.Process.Kill(); plain.Wait() }()
-	if _, err := Verify(plain.Process.Pid, os.Getpid(), exe); err == nil {
+	if _, err := Verify(plain.Process.Pid, os.Getpid(), Expect{}, exe); err == nil {
 		t.Error("Verify accepted a process outside any sandbox")
 	}
 
@@ -676,29 +740,35 @@ func writeTree(t *testing.T, root string, uid, gid int, files map[string]string)
 }
 
 // TestSecretsHidden proves on the real kernel that the confined program
-// can neither read nor list the person's secret locations under $HOME,
-// including the target of a symlinked one, while the rest of $HOME,
-// system files and the workspace stay readable. Each refusal has a
-// control: the same command outside the sandbox, as the same user,
-// reads the secret.
+// can neither read nor list the person's secret locations, including the
+// target of a symlinked one, while system files and the workspace stay
+// readable; with the home hidden (the repository's code) only the
+// allowlist of home.toml shows, and with KeepHome (narrowd's MCP
+// servers) the rest of the home shows. Each refusal has a control: the
+// same command outside the sandbox, as the same user, reads the secret.
 func TestSecretsHidden(t *testing.T) {
 	r := newRunner(t)
 	home, elsewhere, ws := r.dir(t), r.dir(t), r.dir(t)
 	writeTree(t, home, r.uid, r.gid, map[string]string{
-		".ssh/id_rsa":       "SECRET-SSH-KEY\n",
-		".aws/credentials":  "SECRET-AWS\n",
-		".codex/auth.json":  "SECRET-CODEX\n",
-		".bash_history":     "SECRET-HISTORY\n",
-		".config/gh/x.yml":  "SECRET-GH\n",
-		".config/go/env":    "GOFLAGS=-mod=mod\n",
-		".cache/x":          "cache-ok\n",
-		"go/pkg/mod/m/a.go": "package a\n",
+		".ssh/id_rsa":                 "SECRET-SSH-KEY\n",
+		".aws/credentials":            "SECRET-AWS\n",
+		".codex/auth.json":            "SECRET-CODEX\n",
+		".bash_history":               "SECRET-HISTORY\n",
+		".bashrc":                     "export GITHUB_TOKEN=SECRET-RC\n",
+		"other/.env":                  "SECRET-OTHER-PROJECT\n",
+		".config/gh/x.yml":            "SECRET-GH\n",
+		".config/go/env":              "GOFLAGS=-mod=mod\n",
+		".cache/x":                    "cache-ok\n",
+		".cache/go-build/00/x":        "gocache-ok\n",
+		".cargo/credentials.toml":     "SECRET-CARGO\n",
+		".cargo/registry/index/x.txt": "registry-ok\n",
+		"go/pkg/mod/m/a.go":           "package a\n",
+		"proj/src/main.go":            "home-workspace-ok\n",
 	})
 	writeTree(t, ws, r.uid, r.gid, map[string]string{"src/main.go": "workspace-ok\n"})
 
 	// A second home whose .ssh is a symlink to a directory elsewhere:
-	// Landlock judges the real place, so the target is what must be
-	// hidden; its siblings stay readable.
+	// the target is what must be hidden; its siblings stay readable.
 	linked := r.dir(t)
 	writeTree(t, elsewhere, r.uid, r.gid, map[string]string{
 		"keys/id_ed25519": "SECRET-LINKED-KEY\n",
@@ -709,52 +779,79 @@ func TestSecretsHidden(t *testing.T) {
 	}
 	os.Lchown(filepath.Join(linked, ".ssh"), r.uid, r.gid)
 
+	const (
+		shown    = iota // readable in both modes
+		hidden          // unreadable in both modes
+		onlyKeep        // readable only with KeepHome
+	)
 	tests := []struct {
 		name    string
 		home    string
 		cmd     string
-		hidden  bool // refused inside (and read by the control outside)
+		want    int
 		wantOut string
+		ws      string // the writable root, default ws
 	}{
-		{name: "read-ssh-key", home: home, cmd: `cat "$HOME/.ssh/id_rsa"`, hidden: true},
-		{name: "list-ssh", home: home, cmd: `ls -a "$HOME/.ssh"`, hidden: true},
-		{name: "read-aws", home: home, cmd: `cat "$HOME/.aws/credentials"`, hidden: true},
-		{name: "read-codex", home: home, cmd: `cat "$HOME/.codex/auth.json"`, hidden: true},
-		{name: "list-codex", home: home, cmd: `ls "$HOME/.codex"`, hidden: true},
-		{name: "read-history", home: home, cmd: `cat "$HOME/.bash_history"`, hidden: true},
-		{name: "read-gh-token", home: home, cmd: `cat "$HOME/.config/gh/x.yml"`, hidden: true},
-		{name: "copy-into-workspace", home: home, cmd: `cp "$HOME/.ssh/id_rsa" ` + ws + `/stolen`, hidden: true},
-		{name: "read-cache", home: home, cmd: `cat "$HOME/.cache/x"`, wantOut: "cache-ok"},
-		{name: "read-go-env-beside-hidden", home: home, cmd: `cat "$HOME/.config/go/env"`, wantOut: "GOFLAGS"},
+		{name: "read-ssh-key", home: home, cmd: `cat "$HOME/.ssh/id_rsa"`, want: hidden},
+		{name: "list-ssh", home: home, cmd: `ls -a "$HOME/.ssh"`, want: hidden, wantOut: "id_rsa"},
+		{name: "read-aws", home: home, cmd: `cat "$HOME/.aws/credentials"`, want: hidden},
+		{name: "read-codex", home: home, cmd: `cat "$HOME/.codex/auth.json"`, want: hidden},
+		{name: "list-codex", home: home, cmd: `ls "$HOME/.codex"`, want: hidden, wantOut: "auth.json"},
+		{name: "read-history", home: home, cmd: `cat "$HOME/.bash_history"`, want: hidden},
+		{name: "read-gh-token", home: home, cmd: `cat "$HOME/.config/gh/x.yml"`, want: hidden},
+		{name: "read-cargo-credentials", home: home, cmd: `cat "$HOME/.cargo/credentials.toml"`, want: hidden},
+		{name: "copy-into-workspace", home: home, cmd: `cp "$HOME/.ssh/id_rsa" ` + ws + `/stolen`, want: hidden},
+		{name: "read-shell-rc", home: home, cmd: `cat "$HOME/.bashrc"`, want: onlyKeep, wantOut: "SECRET-RC"},
+		{name: "read-other-project", home: home, cmd: `cat "$HOME/other/.env"`, want: onlyKeep, wantOut: "SECRET-OTHER"},
+		{name: "list-home", home: home, cmd: `ls -a "$HOME"`, want: onlyKeep, wantOut: "other"},
+		{name: "read-cache", home: home, cmd: `cat "$HOME/.cache/x"`, want: onlyKeep, wantOut: "cache-ok"},
+		{name: "read-go-build-cache", home: home, cmd: `cat "$HOME/.cache/go-build/00/x"`, wantOut: "gocache-ok"},
+		{name: "read-cargo-registry", home: home, cmd: `cat "$HOME/.cargo/registry/index/x.txt"`, wantOut: "registry-ok"},
+		{name: "read-go-env", home: home, cmd: `cat "$HOME/.config/go/env"`, wantOut: "GOFLAGS"},
 		{name: "list-module-cache", home: home, cmd: `ls "$HOME/go/pkg/mod/m"`, wantOut: "a.go"},
 		{name: "read-system-files", home: home, cmd: `head -1 /etc/passwd && ls /usr/bin | grep -x bash`, wantOut: "bash"},
 		{name: "read-workspace", home: home, cmd: `cat ` + ws + `/src/main.go && ls ` + ws + `/src`, wantOut: "workspace-ok"},
-		{name: "read-linked-ssh", home: linked, cmd: `cat "$HOME/.ssh/id_ed25519"`, hidden: true},
-		{name: "read-link-target", home: linked, cmd: `cat ` + elsewhere + `/keys/id_ed25519`, hidden: true},
-		{name: "list-link-target", home: linked, cmd: `ls ` + elsewhere + `/keys`, hidden: true},
+		{name: "workspace-in-home", home: home, ws: filepath.Join(home, "proj"),
+			cmd: `cat "$HOME/proj/src/main.go" && echo w > "$HOME/proj/new"`, wantOut: "home-workspace-ok"},
+		{name: "read-linked-ssh", home: linked, cmd: `cat "$HOME/.ssh/id_ed25519"`, want: hidden},
+		{name: "read-link-target", home: linked, cmd: `cat ` + elsewhere + `/keys/id_ed25519`, want: hidden},
+		{name: "list-link-target", home: linked, cmd: `ls ` + elsewhere + `/keys`, want: hidden, wantOut: "id_ed25519"},
 		{name: "read-target-sibling", home: linked, cmd: `cat ` + elsewhere + `/notes.txt`, wantOut: "sibling-ok"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out := r.confine(t, []string{ws}, tt.cmd, "HOME="+tt.home)
-			if !tt.hidden {
-				if code != 0 || !strings.Contains(out, tt.wantOut) {
-					t.Fatalf("exit %d, want 0 and %q:\n%s", code, tt.wantOut, out)
+	for _, keep := range []bool{false, true} {
+		mode := "home-hidden"
+		if keep {
+			mode = "keep-home"
+		}
+		for _, tt := range tests {
+			t.Run(mode+"/"+tt.name, func(t *testing.T) {
+				root := cmp.Or(tt.ws, ws)
+				env := []string{"HOME=" + tt.home}
+				if keep {
+					env = append(env, "NARROWD_WRAP_KEEPHOME=1")
 				}
-				return
-			}
-			if code == 0 || !strings.Contains(out, "Permission denied") || strings.Contains(out, "SECRET") {
-				t.Fatalf("exit %d, want a failure with EACCES and no secret:\n%s", code, out)
-			}
-			if b, err := os.ReadFile(filepath.Join(ws, "stolen")); err == nil {
-				t.Fatalf("the secret was copied into the workspace: %q", b)
-			}
-			code, out = r.direct(t, tt.cmd, "HOME="+tt.home)
-			if code != 0 {
-				t.Fatalf("control outside the sandbox failed (exit %d), so the test proves nothing:\n%s", code, out)
-			}
-			os.Remove(filepath.Join(ws, "stolen"))
-		})
+				code, out := r.confine(t, []string{root}, tt.cmd, env...)
+				if tt.want == shown || tt.want == onlyKeep && keep {
+					if code != 0 || !strings.Contains(out, tt.wantOut) {
+						t.Fatalf("exit %d, want 0 and %q:\n%s", code, tt.wantOut, out)
+					}
+					return
+				}
+				// A read fails; a listing fails or is empty.
+				listing := strings.HasPrefix(tt.name, "list-")
+				if strings.Contains(out, "SECRET") || !listing && code == 0 || listing && tt.wantOut != "" && strings.Contains(out, tt.wantOut) {
+					t.Fatalf("exit %d, want no secret:\n%s", code, out)
+				}
+				if b, err := os.ReadFile(filepath.Join(ws, "stolen")); err == nil {
+					t.Fatalf("the secret was copied into the workspace: %q", b)
+				}
+				code, out = r.direct(t, tt.cmd, "HOME="+tt.home)
+				if code != 0 || listing && !strings.Contains(out, tt.wantOut) {
+					t.Fatalf("control outside the sandbox failed (exit %d), so the test proves nothing:\n%s", code, out)
+				}
+				os.Remove(filepath.Join(ws, "stolen"))
+			})
+		}
 	}
 }
 

@@ -36,7 +36,58 @@ type Spec struct {
 	// it checks the writable directories for hard links; 0 means
 	// [DefaultMaxScan].
 	MaxScan int `json:"-"`
+
+	// Protected are absolute paths the run may not change (narrowd's own
+	// files: its binaries, state, configuration), computed by the caller.
+	// Those inside a writable root are mounted read-only.
+	Protected []string `json:"-"`
+	// ProtectedPatterns are paths relative to each writable root that
+	// stay read-only (.git, the standing-configuration table); nil means
+	// [DefaultProtectedPatterns]. See [Protect] for how a pattern maps to
+	// the paths mounted read-only.
+	ProtectedPatterns []string `json:"-"`
+	// HomeAllow are entries the person's profile adds to the home
+	// allowlist ("PATH" read-only, "PATH:cache" writable, writes
+	// discarded), relative to $HOME.
+	HomeAllow []string `json:"-"`
+	// KeepHome shows the whole home directory (minus the secret
+	// locations) instead of the allowlist: narrowd's own confinement of
+	// MCP servers, which live and read their files there.
+	KeepHome bool `json:"-"`
+	// MaxProcs bounds the processes and threads of the run
+	// (RLIMIT_NPROC, counted in the sandbox's user namespace only); 0
+	// means [DefaultMaxProcs].
+	MaxProcs int `json:"-"`
+	// MaxFileSize bounds one file the run writes (RLIMIT_FSIZE); 0 means
+	// [DefaultMaxFileSize].
+	MaxFileSize int64 `json:"-"`
+	// TmpSize bounds the private tmp, a tmpfs; 0 means [DefaultTmpSize].
+	TmpSize int64 `json:"-"`
+	// MinFree is the free space of a writable root's file system below
+	// which the wrapper stops the command; 0 means [DefaultMinFree], at
+	// most half of what is free at the start.
+	MinFree int64 `json:"-"`
+	// Overlays mount an overlay over writable roots: the run's writes
+	// land in Upper and the real root is unchanged (undo applies them
+	// afterwards). Protected paths are mounted read-only on top.
+	Overlays []Overlay `json:"-"`
 }
+
+// Overlay is one writable root seen through an overlay. Upper and Work
+// are empty directories of the caller on the root's file system.
+type Overlay struct {
+	Root  string `json:"root"`
+	Upper string `json:"upper"`
+	Work  string `json:"work"`
+}
+
+// Limits of a run, unless the spec says otherwise.
+const (
+	DefaultMaxProcs    = 1024
+	DefaultMaxFileSize = 4 << 30
+	DefaultTmpSize     = 1 << 30
+	DefaultMinFree     = 1 << 30
+)
 
 // DefaultMaxScan is the default bound of the hard-link scan.
 const DefaultMaxScan = 200_000
@@ -54,15 +105,38 @@ type Ready struct {
 type Facts struct {
 	Pid int `json:"pid"`
 	// Exe is the binary it runs, as named to Verify.
-	Exe        string    `json:"exe"`
-	NetNS      string    `json:"netns"`
-	UserNS     string    `json:"userns"`
-	Interfaces []string  `json:"interfaces"`
-	Threads    int       `json:"threads"`
-	Seccomp    int       `json:"seccomp"`
-	NoNewPrivs int       `json:"no_new_privs"`
-	CapEff     string    `json:"cap_eff"`
-	VerifiedAt time.Time `json:"verified_at"`
+	Exe        string   `json:"exe"`
+	NetNS      string   `json:"netns"`
+	UserNS     string   `json:"userns"`
+	Interfaces []string `json:"interfaces"`
+	Threads    int      `json:"threads"`
+	Seccomp    int      `json:"seccomp"`
+	NoNewPrivs int      `json:"no_new_privs"`
+	CapEff     string   `json:"cap_eff"`
+	// MountNS and PidNS are the sandbox's own namespaces.
+	MountNS string `json:"mntns"`
+	PidNS   string `json:"pidns"`
+	// ReadOnly are the protected paths Verify found mounted read-only.
+	ReadOnly []string `json:"read_only"`
+	// HomeHidden are the home directories Verify found covered by a
+	// tmpfs (the allowlist shown on top).
+	HomeHidden []string `json:"home_hidden"`
+	// PrivateProc says the sandbox's /proc is its PID namespace's own.
+	PrivateProc bool `json:"private_proc"`
+	// MaxProcs and MaxFileSize are the limits read from /proc/PID/limits.
+	MaxProcs    string    `json:"max_procs"`
+	MaxFileSize string    `json:"max_file_size"`
+	VerifiedAt  time.Time `json:"verified_at"`
+}
+
+// Expect is what [Verify] must find, computed by the verifier from the
+// workspace, not told by the sandbox.
+type Expect struct {
+	// ReadOnly are absolute paths that must be read-only mounts in the
+	// sandbox.
+	ReadOnly []string
+	// Homes are home directories that must be covered by a tmpfs.
+	Homes []string
 }
 
 // ErrUnsupported reports a system where narrowd cannot build its sandbox.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,10 +22,15 @@ import (
 // the binaries exes (narrowd, narrowd-exec), alive, in a network
 // namespace and user namespace other than the caller's, whose network
 // namespace has only lo and no TCP listener, with Seccomp 2 (filter),
-// NoNewPrivs 1 and no capability on every thread. The pidfd is opened before any /proc read and polled
-// after them, so the reads are of this process and not a recycled pid.
-// Landlock cannot be seen from outside; the lock stage reports its ABI.
-func Verify(pid, wrapperPid int, exes ...string) (Facts, error) {
+// NoNewPrivs 1 and no capability on every thread; in a mount and PID
+// namespace of its own, as init of that PID namespace, whose /proc is
+// that namespace's own, with every path of want.ReadOnly a read-only
+// mount, every home of want.Homes covered by a tmpfs, and the process
+// and file-size limits set. The pidfd is opened before any /proc read
+// and polled after them, so the reads are of this process and not a
+// recycled pid. Landlock cannot be seen from outside; the lock stage
+// reports its ABI.
+func Verify(pid, wrapperPid int, want Expect, exes ...string) (Facts, error) {
 	f := Facts{Pid: pid}
 	if pid <= 1 || wrapperPid <= 1 {
 		return f, errors.New("no sandbox pid to verify")
@@ -46,7 +52,7 @@ func Verify(pid, wrapperPid int, exes ...string) (Facts, error) {
 	if f.Exe, err = sameAsOne(proc+"/exe", exes); err != nil {
 		return f, fmt.Errorf("pid %d does not run narrowd: %w", pid, err)
 	}
-	for _, ns := range []string{"net", "user"} {
+	for _, ns := range []string{"net", "user", "mnt", "pid"} {
 		theirs, err := os.Readlink(proc + "/ns/" + ns)
 		if err != nil {
 			return f, fmt.Errorf("failed to read the sandbox's %s namespace: %w", ns, err)
@@ -58,10 +64,15 @@ func Verify(pid, wrapperPid int, exes ...string) (Facts, error) {
 		if theirs == ours {
 			return f, fmt.Errorf("the sandbox shares narrowd's %s namespace (%s)", ns, ours)
 		}
-		if ns == "net" {
+		switch ns {
+		case "net":
 			f.NetNS = theirs
-		} else {
+		case "user":
 			f.UserNS = theirs
+		case "mnt":
+			f.MountNS = theirs
+		case "pid":
+			f.PidNS = theirs
 		}
 	}
 	if f.Interfaces, err = interfaces(proc + "/net/dev"); err != nil {
@@ -100,6 +111,9 @@ func Verify(pid, wrapperPid int, exes ...string) (Facts, error) {
 	}
 	f.Threads = len(tasks)
 	f.Seccomp, f.NoNewPrivs, f.CapEff = 2, 1, st["CapEff"]
+	if err := verifyMounts(proc, st, want, &f); err != nil {
+		return f, err
+	}
 
 	// Still the same process after the reads: the pidfd has not exited,
 	// and it still names the wrapper as parent.
@@ -111,6 +125,112 @@ func Verify(pid, wrapperPid int, exes ...string) (Facts, error) {
 	}
 	f.VerifiedAt = time.Now()
 	return f, nil
+}
+
+// verifyMounts checks the sandbox's mount namespace from outside: its
+// /proc/PID/mountinfo, its /proc, its limits.
+func verifyMounts(proc string, st map[string]string, want Expect, f *Facts) error {
+	nspid := strings.Fields(st["NSpid"])
+	if len(nspid) < 2 || nspid[len(nspid)-1] != "1" {
+		return fmt.Errorf("the sandbox is not init of its own PID namespace (NSpid %q)", st["NSpid"])
+	}
+	top, err := topMounts(proc + "/mountinfo")
+	if err != nil {
+		return err
+	}
+	for _, p := range want.ReadOnly {
+		m, ok := top[p]
+		if !ok || !slices.Contains(strings.Split(m.opts, ","), "ro") {
+			return fmt.Errorf("the protected path %s is not a read-only mount in the sandbox", p)
+		}
+		f.ReadOnly = append(f.ReadOnly, p)
+	}
+	for _, h := range want.Homes {
+		if m, ok := top[h]; !ok || m.fstype != "tmpfs" {
+			return fmt.Errorf("the home directory %s is not hidden in the sandbox", h)
+		}
+		f.HomeHidden = append(f.HomeHidden, h)
+	}
+	// Its /proc is its PID namespace's: pid 1 there is in the sandbox's
+	// PID namespace (in the host's /proc, pid 1 is the host's init).
+	if m, ok := top["/proc"]; !ok || m.fstype != "proc" {
+		return errors.New("the sandbox has no /proc of its own")
+	}
+	inner, err := os.Readlink(proc + "/root/proc/1/ns/pid")
+	if err != nil || inner != f.PidNS {
+		return fmt.Errorf("the sandbox's /proc is not its PID namespace's (%q, %v)", inner, err)
+	}
+	f.PrivateProc = true
+	if f.MaxProcs, f.MaxFileSize, err = limits(proc + "/limits"); err != nil {
+		return err
+	}
+	if f.MaxProcs == "unlimited" || f.MaxFileSize == "unlimited" {
+		return fmt.Errorf("the sandbox's limits are not set (processes %s, file size %s)", f.MaxProcs, f.MaxFileSize)
+	}
+	return nil
+}
+
+// mountEntry is one line of a mountinfo file.
+type mountEntry struct{ opts, fstype string }
+
+// topMounts reads a mountinfo file and returns, for each mount point,
+// the last (topmost) mount on it.
+func topMounts(path string) (map[string]mountEntry, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", path, err)
+	}
+	out := map[string]mountEntry{}
+	for _, line := range strings.Split(string(data), "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		fields, after := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(fields) < 6 || len(after) < 1 {
+			continue
+		}
+		out[unescapeMount(fields[4])] = mountEntry{opts: fields[5], fstype: after[0]}
+	}
+	return out, nil
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// limits reads the soft process and file-size limits of a
+// /proc/PID/limits file.
+func limits(path string) (procs, fsize string, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", fmt.Errorf("failed to read %s: %w", path, err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		for name, dst := range map[string]*string{"Max processes": &procs, "Max file size": &fsize} {
+			if rest, ok := strings.CutPrefix(line, name); ok {
+				if f := strings.Fields(rest); len(f) > 0 {
+					*dst = f[0]
+				}
+			}
+		}
+	}
+	if procs == "" || fsize == "" {
+		return "", "", fmt.Errorf("%s has no process or file-size limit", path)
+	}
+	return procs, fsize, nil
 }
 
 // pidfdExited reports whether the process behind pfd has exited.

@@ -330,6 +330,13 @@ type ExecClaim struct {
 	Claim    string   `json:"claim"`
 	Cwd      string   `json:"cwd"`
 	Writable []string `json:"writable"`
+	// Protected are the patterns, relative to each writable root, that
+	// the sandbox keeps read-only; Own are narrowd's own absolute paths,
+	// read-only where they lie in a writable root; HomeAllow extends the
+	// home allowlist. The daemon verifies the result from outside.
+	Protected []string `json:"protected,omitempty"`
+	Own       []string `json:"own,omitempty"`
+	HomeAllow []string `json:"home_allow,omitempty"`
 }
 
 // ClaimRequest is the body of a claim.

@@ -159,7 +159,9 @@ func Fail(stderr io.Writer, err error) int {
 // Confine is narrowd exec --confine: it runs args with no network and
 // writes only beneath writable, and returns the exit code.
 func Confine(ctx context.Context, writable, args []string, stderr io.Writer) int {
-	sb, err := sandbox.Start("", sandbox.Spec{Writable: writable, Args: args})
+	// narrowd's own use (MCP servers): their files live in the home
+	// directory, which stays in view minus the secret locations.
+	sb, err := sandbox.Start("", sandbox.Spec{Writable: writable, Args: args, KeepHome: true})
 	if err != nil {
 		return Fail(stderr, err)
 	}
@@ -207,7 +209,10 @@ func Redeem(ctx context.Context, sock, ticket string, stderr io.Writer) int {
 		return Fail(stderr, fmt.Errorf("the daemon refused the ticket: %w", err))
 	}
 	// The repository's code runs without being asked: no secret variables.
-	sb, err := sandbox.Start("", sandbox.Spec{Writable: cl.Writable, Dir: cl.Cwd, DropSecretEnv: true})
+	// Protected is never nil here: an old daemon that sends no list gets
+	// the sandbox's fallback list, not none.
+	sb, err := sandbox.Start("", sandbox.Spec{Writable: cl.Writable, Dir: cl.Cwd, DropSecretEnv: true,
+		ProtectedPatterns: cl.Protected, Protected: cl.Own, HomeAllow: cl.HomeAllow})
 	if err != nil {
 		return Fail(stderr, err)
 	}

@@ -1,11 +1,12 @@
 // Package quickstage runs `narrowd exec` and its sandbox stages before the
 // rest of narrowd starts. The daemon sends `go test`, `make` and the like
-// to the sandbox as `narrowd exec --ticket T`, which starts narrowd twice
-// more on the way in (the net stage, then the lock stage, which becomes
-// the program), and a Go program initialises every package it links
-// before main: in narrowd that is CEL, protobuf, Prometheus and the MCP
-// SDK, tens of milliseconds that every sandboxed command would wait for
-// three times. Go initialises a package as soon as its imports are,
+// to the sandbox as `narrowd exec --ticket T`, which starts narrowd once
+// more on the way in (the net stage, which becomes the program; a binary
+// with cgo starts the lock stage too for a held command), and a Go
+// program initialises every package it links before main: in narrowd
+// that is CEL, protobuf, Prometheus and the MCP SDK, tens of
+// milliseconds that every sandboxed command would wait for at each
+// start. Go initialises a package as soon as its imports are,
 // choosing among the ready ones in import-path order, so this package,
 // which imports only the sandbox, the light socket client
 // [hookclient] and a little of the standard library, runs its init
