@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -330,6 +331,18 @@ func removeTree(dirfd int, name string) error {
 		return err
 	}
 	return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+}
+
+// RemoveAll removes dir and everything beneath it, following no symlink
+// and emptying directories a run made unwritable (overlayfs leaves its
+// work directory mode 0).
+func RemoveAll(dir string) error {
+	pfd, err := openRoot(filepath.Dir(dir))
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	return removeTree(pfd, filepath.Base(dir))
 }
 
 // splitRel returns the parent directory and base name of rel.
