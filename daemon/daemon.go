@@ -62,6 +62,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	tickets := newTickets(cfg)
 	cfg.Engine.Sandbox = tickets != nil
+	cfg.Engine.SandboxUndo = tickets != nil && tickets.undo != nil
 	if cfg.MCP != nil {
 		// Discovery resolves, and learns the projects calls come from.
 		cfg.Engine.MCP = cfg.MCP

@@ -41,6 +41,9 @@ type EngineConfig struct {
 	// serving daemon that issues tickets for narrowd exec. Without it
 	// (check, the shim's in-process fallback) sandbox becomes ask.
 	Sandbox bool
+	// SandboxUndo reports that the sandbox keeps every workspace change
+	// of a run for undo (an overlay the daemon verifies, ticket_undo.go).
+	SandboxUndo bool
 }
 
 // analysisCacheSize is half the shell texts an engine keeps analyses of:

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/narrowd/narrowd/sandbox/changes"
@@ -333,4 +334,29 @@ func (s *Store) dropRun(id string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Preview returns snapshot id with the changes of its runs that are not
+// applied read from their overlay layers (nothing is applied), for
+// `narrowd show`. A layer that cannot be read leaves that run's Why
+// saying so.
+func (s *Store) Preview(id string) (Snapshot, error) {
+	snap, err := s.Get(id)
+	if err != nil {
+		return snap, err
+	}
+	all := changes.Budget{MaxEntries: math.MaxInt, MaxBeforeBytes: math.MaxInt64}
+	for n := range snap.Runs {
+		r := &snap.Runs[n]
+		if !oneOf(r.State, RunRunning, RunPending, RunFailed) {
+			continue
+		}
+		set, err := changes.Read(filepath.Join(s.runDir(id, n), "upper"), r.Root, time.Time{}, all)
+		if err != nil {
+			r.Why = strings.TrimSpace(r.Why + "; its overlay does not read: " + err.Error())
+			continue
+		}
+		r.Changes = set.Changes
+	}
+	return snap, nil
 }
