@@ -36,17 +36,15 @@ type Spec struct {
 	// it checks the writable directories for hard links; 0 means
 	// [DefaultMaxScan].
 	MaxScan int `json:"-"`
-	// Overlay, when set, mounts an overlayfs over each of its roots (each
-	// one of Writable) inside the sandbox: lowerdir the root, upperdir and
-	// workdir the given directories in narrowd's state (userxattr, no
-	// redirect_dir, no metacopy, no index). The run then cannot write the
-	// real workspace; the daemon applies what it left in Upper after it
-	// exits, keeping the originals (sandbox/changes, narrowd undo).
-	Overlay []OverlayLayer `json:"overlay,omitempty"`
+	// Overlays mount an overlay over writable roots: the run's writes
+	// land in Upper and the real root is unchanged (undo applies them
+	// afterwards). Protected paths are mounted read-only on top.
+	Overlays []Overlay `json:"-"`
 }
 
-// OverlayLayer is the overlay of one writable root.
-type OverlayLayer struct {
+// Overlay is one writable root seen through an overlay. Upper and Work
+// are empty directories of the caller on the root's file system.
+type Overlay struct {
 	Root  string `json:"root"`
 	Upper string `json:"upper"`
 	Work  string `json:"work"`

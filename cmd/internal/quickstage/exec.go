@@ -209,7 +209,7 @@ func Redeem(ctx context.Context, sock, ticket string, stderr io.Writer) int {
 	// The repository's code runs without being asked: no secret variables.
 	spec := sandbox.Spec{Writable: cl.Writable, Dir: cl.Cwd, DropSecretEnv: true}
 	for _, l := range cl.Overlay {
-		spec.Overlay = append(spec.Overlay, sandbox.OverlayLayer{Root: l.Root, Upper: l.Upper, Work: l.Work})
+		spec.Overlays = append(spec.Overlays, sandbox.Overlay{Root: l.Root, Upper: l.Upper, Work: l.Work})
 	}
 	sb, err := sandbox.Start("", spec)
 	if err != nil {
