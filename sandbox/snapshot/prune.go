@@ -154,16 +154,17 @@ func (s *Store) pruneOrphanRuns() error {
 			return fmt.Errorf("snapshot prune: %w", err)
 		}
 		for _, e := range entries {
-			if !ValidID(e.Name()) {
+			id := strings.TrimSuffix(e.Name(), ".lock")
+			if !ValidID(id) {
 				continue
 			}
-			if _, err := os.Lstat(s.indexPath(e.Name())); err == nil {
+			if _, err := os.Lstat(s.indexPath(id)); err == nil {
 				continue
 			}
 			if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < time.Hour {
 				continue
 			}
-			if err := s.dropRun(e.Name()); err != nil {
+			if err := s.dropRun(id); err != nil {
 				return fmt.Errorf("snapshot prune: %w", err)
 			}
 		}

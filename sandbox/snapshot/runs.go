@@ -137,11 +137,21 @@ func (s *Store) ApplyRun(id string, force bool) (Snapshot, error) {
 }
 
 func (s *Store) finish(id string, b changes.Budget, force bool, from ...string) (Snapshot, error) {
+	if !ValidID(id) {
+		return Snapshot{}, ErrBadID
+	}
 	unlock, err := s.lock(unix.LOCK_SH)
 	if err != nil {
 		return Snapshot{}, err
 	}
 	defer unlock()
+	// The daemon's FinishRun and a person's `narrowd apply` of the same
+	// run must not both move its layers.
+	unlockRun, err := s.lockRun(id)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	defer unlockRun()
 	snap, err := s.Get(id)
 	if err != nil {
 		return snap, err
@@ -189,6 +199,24 @@ func (s *Store) finish(id string, b changes.Budget, force bool, from ...string) 
 		return snap, err
 	}
 	return snap, nil
+}
+
+// lockRun takes an exclusive flock on the run's own lock file, beside
+// its layers.
+func (s *Store) lockRun(id string) (func(), error) {
+	dir := filepath.Join(s.dir, "runs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, id+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("run lock: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("run lock: %w", err)
+	}
+	return func() { f.Close() }, nil
 }
 
 func oneOf(s string, set ...string) bool {
@@ -325,6 +353,7 @@ func validRuns(snap Snapshot) error {
 // dropRun removes what a snapshot's runs hold in the store.
 func (s *Store) dropRun(id string) error {
 	var errs []error
+	os.Remove(filepath.Join(s.dir, "runs", id+".lock"))
 	for _, d := range []string{filepath.Join(s.dir, "runs", id), filepath.Join(s.dir, "sets", id)} {
 		if _, err := os.Lstat(d); errors.Is(err, fs.ErrNotExist) {
 			continue

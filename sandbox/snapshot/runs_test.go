@@ -239,3 +239,40 @@ func TestRunForgedIndexRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestRunPreviewAndPrune: show reads a pending run's changes from its
+// layer without applying them, and prune drops the layer and the kept
+// originals with the index.
+func TestRunPreviewAndPrune(t *testing.T) {
+	f := newFixture(t, Budget{})
+	f.write(t, "a", []byte("a\n"), 0o644)
+	original := treeOf(t, f.ws)
+	layers, err := f.store.PrepareRun(testID, []string{f.ws}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInOverlay(t, layers[0], "rm a; mkdir -p d/e; echo x > d/e/f")
+	if _, err := f.store.FinishRun(testID, changes.Budget{MaxEntries: 1}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := f.store.Preview(testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := map[string]string{}
+	for _, c := range snap.Runs[0].Changes {
+		acts[c.Path] = c.Action
+	}
+	if fmt.Sprint(acts) != "map[a:deleted d:created]" {
+		t.Fatalf("preview: %v", acts)
+	}
+	sameTree(t, "preview applies nothing", original, treeOf(t, f.ws))
+	if _, err := f.store.Prune(time.Nanosecond, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"runs/" + testID, "sets/" + testID, "runs/" + testID + ".lock", "index/" + testID + ".json"} {
+		if _, err := os.Lstat(filepath.Join(f.store.Dir(), d)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("prune left %s: %v", d, err)
+		}
+	}
+}
