@@ -74,7 +74,7 @@ func printSnapshot(w io.Writer, snap snapshot.Snapshot) {
 			fmt.Fprintf(w, "  %-8s %s (%s)\n", c.Action, oneLine(filepath.Join(r.Root, c.Path)), what)
 		}
 		switch r.State {
-		case snapshot.RunApplied:
+		case snapshot.RunApplied, snapshot.RunApplying:
 			fmt.Fprintf(w, "  narrowd undo %s puts the originals back\n", snap.ID)
 		case snapshot.RunPending, snapshot.RunFailed, snapshot.RunRunning:
 			fmt.Fprintf(w, "  narrowd apply %s applies these changes; narrowd discard %s drops them\n", snap.ID, snap.ID)
@@ -92,6 +92,8 @@ func runState(s string) string {
 		return "running, or its end was never reported; changes NOT applied"
 	case snapshot.RunFailed:
 		return "applying failed and was rolled back; changes NOT applied"
+	case snapshot.RunApplying:
+		return "narrowd stopped while applying the changes; narrowd undo puts back what was applied"
 	case snapshot.RunUndone:
 		return "undone"
 	case snapshot.RunDiscarded:

@@ -208,7 +208,11 @@ func sameShape(a, b []Entry) bool {
 
 // Verify checks that keep holds exactly the Before trees of set, byte
 // for byte: what [Undo] would put back.
-func Verify(set Set, keep string) error {
+func Verify(set Set, keep string) error { return verify(set, keep, false) }
+
+// verify is Verify; interrupted accepts a change whose original was never
+// moved into keep, and a kept tree not yet hashed (compared by shape).
+func verify(set Set, keep string, interrupted bool) error {
 	kfd, err := openRoot(keep)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrTampered, err)
@@ -218,10 +222,19 @@ func Verify(set Set, keep string) error {
 		if c.ModeOnly || len(c.Before) == 0 {
 			continue
 		}
+		if _, err := lstatAt(kfd, keepName(i)); interrupted && errors.Is(err, unix.ENOENT) {
+			continue
+		}
 		w := &walker{budget: unbounded, hash: true}
 		kept, err := w.tree(kfd, keepName(i), c.Path, true, nil)
 		if err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrTampered, c.Path, err)
+		}
+		if interrupted && !hashed(c.Before) {
+			if !sameShape(kept, c.Before) {
+				return fmt.Errorf("%w: the copy of %s differs from what was kept", ErrTampered, c.Path)
+			}
+			continue
 		}
 		if !slices.Equal(kept, c.Before) {
 			return fmt.Errorf("%w: the copy of %s differs from what was kept", ErrTampered, c.Path)
@@ -237,9 +250,27 @@ func Verify(set Set, keep string) error {
 // directory redoes the run. Parents that are gone are made again.
 // Changes are handled one by one; the errors of those that fail are
 // returned together and the others are still undone.
-func Undo(set Set, keep, save string) (Set, error) {
+func Undo(set Set, keep, save string) (Set, error) { return undo(set, keep, save, false) }
+
+// UndoInterrupted is [Undo] for a set whose [Apply] was cut short (the
+// daemon died half way): a change whose original is not in keep was not
+// applied and is left alone, and kept trees not yet hashed are checked
+// by shape only.
+func UndoInterrupted(set Set, keep, save string) (Set, error) { return undo(set, keep, save, true) }
+
+// hashed reports whether every file of a tree has its hash.
+func hashed(es []Entry) bool {
+	for _, e := range es {
+		if e.Type == "file" && e.SHA256 == "" {
+			return false
+		}
+	}
+	return true
+}
+
+func undo(set Set, keep, save string, interrupted bool) (Set, error) {
 	inv := Set{Root: set.Root, Started: time.Now().UTC(), Changes: make([]Change, len(set.Changes))}
-	if err := Verify(set, keep); err != nil {
+	if err := verify(set, keep, interrupted); err != nil {
 		return inv, err
 	}
 	rfd, err := openRoot(set.Root)
@@ -261,6 +292,13 @@ func Undo(set Set, keep, save string) (Set, error) {
 	for i, c := range slices.Backward(set.Changes) {
 		inv.Changes[i] = Change{Path: c.Path, ModeOnly: c.ModeOnly, After: c.Before}
 		if c.ModeOnly {
+			continue
+		}
+		if len(c.Before) == 0 && len(c.After) == 0 {
+			continue // a change never applied, as an inverse records it
+		}
+		if _, err := lstatAt(kfd, keepName(i)); interrupted && len(c.Before) > 0 && errors.Is(err, unix.ENOENT) {
+			inv.Changes[i].After = nil // never applied: nothing to redo
 			continue
 		}
 		now, err := undoOne(c, i, rfd, kfd, sfd)

@@ -44,6 +44,9 @@ const (
 	// RunFailed: applying failed and was rolled back; the upper layer is
 	// kept.
 	RunFailed = "failed"
+	// RunApplying: the changes were being applied when narrowd stopped;
+	// narrowd undo puts back what was applied.
+	RunApplying = "applying"
 )
 
 // ErrRunState: the run is not in a state that allows the operation.
@@ -179,11 +182,20 @@ func (s *Store) finish(id string, b changes.Budget, force bool, from ...string) 
 		if err := os.MkdirAll(keep, 0o700); err != nil {
 			return snap, err
 		}
+		// Recorded before anything moves: if narrowd dies half way,
+		// narrowd undo still finds every original in keep.
+		state, why := r.State, r.Why
+		r.Set, r.State, r.Why = set, RunApplying, ""
+		if err := s.writeIndex(snap); err != nil {
+			r.State, r.Why = state, why
+			return snap, err
+		}
 		if err := changes.Apply(&set, upper, keep); err != nil {
 			r.State, r.Why = RunFailed, err.Error()
 			if errors.Is(err, changes.ErrConflict) {
 				r.State = RunPending
 			}
+			r.Changes = nil // rolled back: they are in the upper layer again
 			continue
 		}
 		set.Started = r.Started
@@ -271,7 +283,7 @@ func (s *Store) restoreRuns(snap *Snapshot, rep *Report) error {
 	var errs []error
 	for n := range snap.Runs {
 		r := &snap.Runs[n]
-		if r.State != RunApplied {
+		if r.State != RunApplied && r.State != RunApplying {
 			if r.State != RunUndone {
 				rep.Files = append(rep.Files, Restored{Path: r.Root, Action: "unchanged", Was: "the run's changes were never applied (" + r.State + ")"})
 			}
@@ -281,7 +293,11 @@ func (s *Store) restoreRuns(snap *Snapshot, rep *Report) error {
 		if err := os.MkdirAll(save, 0o700); err != nil {
 			return err
 		}
-		inv, err := changes.Undo(r.Set, s.keepDir(snap.ID, n), save)
+		undo := changes.Undo
+		if r.State == RunApplying {
+			undo = changes.UndoInterrupted
+		}
+		inv, err := undo(r.Set, s.keepDir(snap.ID, n), save)
 		if errors.Is(err, changes.ErrTampered) {
 			return fmt.Errorf("%w: %w", ErrTampered, err)
 		}
@@ -296,6 +312,10 @@ func (s *Store) restoreRuns(snap *Snapshot, rep *Report) error {
 			rep.Files = append(rep.Files, out)
 		}
 		saved.Runs = append(saved.Runs, Run{Set: inv, State: RunApplied})
+		if r.State == RunApplying {
+			// What was never applied goes with the layer.
+			changes.RemoveAll(s.runDir(snap.ID, n))
+		}
 		r.State, r.Why = RunUndone, "undone; what undo replaced is snapshot "+saved.ID
 	}
 	if len(saved.Runs) > 0 {

@@ -276,3 +276,47 @@ func TestRunPreviewAndPrune(t *testing.T) {
 		}
 	}
 }
+
+// TestRunInterruptedApplyUndone: narrowd stops half way through applying
+// a run (here: only its first changes moved, the index already saying
+// applying); undo still puts every original back.
+func TestRunInterruptedApplyUndone(t *testing.T) {
+	f := newFixture(t, Budget{})
+	f.write(t, "a", []byte("a\n"), 0o644)
+	f.write(t, "t/x", []byte("x\n"), 0o600)
+	f.write(t, "z", []byte("z\n"), 0o644)
+	original := treeOf(t, f.ws)
+	start := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	layers, err := f.store.PrepareRun(testID, []string{f.ws}, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInOverlay(t, layers[0], "echo A > a; rm -rf t; echo Z > z; echo n > new")
+	set, err := changes.Read(layers[0].Upper, f.ws, start, changes.Budget{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := f.store.Get(testID)
+	snap.Runs[0].Set, snap.Runs[0].State = set, RunApplying
+	if err := f.store.writeIndex(snap); err != nil {
+		t.Fatal(err)
+	}
+	keep := f.store.keepDir(testID, 0)
+	os.MkdirAll(keep, 0o700)
+	half := set
+	half.Changes = set.Changes[:2]
+	if err := changes.Apply(&half, layers[0].Upper, keep); err != nil {
+		t.Fatal(err)
+	}
+	if same := fmt.Sprint(treeOf(t, f.ws)) == fmt.Sprint(original); same {
+		t.Fatal("the half apply changed nothing")
+	}
+	if _, err := f.store.Restore(testID, false); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, "undo of an interrupted apply", original, treeOf(t, f.ws))
+	if _, err := os.Stat(f.store.runDir(testID, 0)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the layer of an undone interrupted run is still there: %v", err)
+	}
+}
