@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/narrowd/narrowd/daemon/mcp"
+	"github.com/narrowd/narrowd/sandbox/changes"
 )
 
 // Config is everything the daemon needs, built by cmd/narrowd from flags
@@ -66,6 +67,13 @@ type Config struct {
 	// hook answer that issued it; 0 means 60 s. An agent runs a rewritten
 	// call at once, so a short life leaves little to replay.
 	TicketTTL time.Duration
+	// SandboxUndo puts every sandboxed run behind an overlay of its
+	// writable roots and applies its changes after it exits, with the
+	// originals kept for `narrowd undo` (ticket_undo.go); needs the
+	// snapshot store. UndoBudget bounds what one run may change and still
+	// be applied without a person (zero fields: changes' defaults).
+	SandboxUndo bool
+	UndoBudget  changes.Budget
 
 	// AllowAtPreTool turns off abstain-then-permission: when false (the
 	// default), narrowd abstains at pre-tool time for calls it would allow

@@ -70,6 +70,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.SocketPath != "" {
 		cfg.Engine.OwnFiles = append(cfg.Engine.OwnFiles, filepath.Dir(cfg.SocketPath))
 	}
+	cfg.Engine.SandboxUndo = tickets != nil && tickets.undo != nil
 	if cfg.MCP != nil {
 		// Discovery resolves, and learns the projects calls come from.
 		cfg.Engine.MCP = cfg.MCP

@@ -47,6 +47,9 @@ type EngineConfig struct {
 	// beside those the engine knows itself (see [ownFiles]). A call that
 	// would change one is denied whatever the profile says.
 	OwnFiles []string
+	// SandboxUndo reports that the sandbox keeps every workspace change
+	// of a run for undo (an overlay the daemon verifies, ticket_undo.go).
+	SandboxUndo bool
 }
 
 // analysisCacheSize is half the shell texts an engine keeps analyses of:

@@ -97,6 +97,7 @@ func (s *Server) unixHandler() http.Handler {
 	mux.HandleFunc("GET "+StatusPath, s.serveStatus)
 	mux.HandleFunc("POST "+hookclient.ExecClaimPath, s.serveExecClaim)
 	mux.HandleFunc("POST "+hookclient.ExecVerifyPath, s.serveExecVerify)
+	mux.HandleFunc("POST "+hookclient.ExecDonePath, s.serveExecDone)
 	return s.samePeer(mux)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/narrowd/narrowd/proofs"
 	"github.com/narrowd/narrowd/rules"
 	"github.com/narrowd/narrowd/sandbox"
+	"github.com/narrowd/narrowd/sandbox/snapshot"
 )
 
 // Tickets (issue 4, linux-proofs.md §4.3). A call whose outcome is
@@ -63,6 +64,8 @@ type claim struct {
 	wrapperPid int
 	wrapperFD  int // pidfd of the wrapper, taken when it claimed
 	expires    time.Time
+	// layers are the run's overlay, when its changes are kept for undo.
+	layers []snapshot.Layer
 }
 
 // tickets is the daemon's ticket store.
@@ -97,6 +100,12 @@ type tickets struct {
 	order     []*ticket
 	claims    map[string]*claim
 	latched   map[string]string // agent\x00session → why rewrites stopped
+
+	// undo keeps the changes of runs behind an overlay (ticket_undo.go);
+	// nil when the daemon keeps none. runs are those released and not yet
+	// reported.
+	undo *snapshot.Store
+	runs sandboxRuns
 }
 
 // newTickets returns the store, or nil when this daemon cannot issue
@@ -124,7 +133,7 @@ func newTickets(cfg Config) *tickets {
 		ttl: cfg.TicketTTL, exes: exes, wrapper: wrapper, socket: cfg.SocketPath, now: cfg.now,
 		protected: protected, own: own, homeAllow: cfg.SandboxHomeAllow,
 		live: map[string]*ticket{}, byRewrite: map[string]*ticket{}, byToolUse: map[string][]*ticket{},
-		claims: map[string]*claim{}, latched: map[string]string{},
+		claims: map[string]*claim{}, latched: map[string]string{}, undo: undoStore(cfg),
 	}
 }
 
@@ -410,7 +419,7 @@ func (ts *tickets) takeClaim(id string) (*claim, error) {
 
 // sandboxRecord is the audit record of a sandbox check: established
 // evidence when it passed, the reason when it failed.
-func sandboxRecord(c *claim, f sandbox.Facts, abi int, verr error, now time.Time) *Record {
+func sandboxRecord(c *claim, f sandbox.Facts, abi int, verr error, now time.Time, extra ...rules.Evidence) *Record {
 	t := c.t
 	ev := slices.Clone(t.hostSays)
 	rec := &Record{
@@ -443,6 +452,7 @@ func sandboxRecord(c *claim, f sandbox.Facts, abi int, verr error, now time.Time
 					"a /proc of its own PID namespace (private: %v); limits: %s processes, files up to %s bytes; "+
 					"not covered: protected paths that did not exist at the start outside a protected directory (moved aside after the run), \"**/\" patterns deeper than the root that appear during the run",
 					f.Pid, f.ReadOnly, f.HomeHidden, f.PrivateProc, f.MaxProcs, f.MaxFileSize)})
+		ev = append(ev, extra...)
 	}
 	ceiling := t.ceiling
 	narrowed := proofs.Narrow(ceiling, ev)
@@ -486,6 +496,9 @@ func (e *Engine) sandboxed(call rules.Call, sess rules.Session, v rules.Verdict)
 		return v
 	}
 	ev := append(slices.Clone(v.Evidence), pendingSandbox()...)
+	if e.cfg.SandboxUndo {
+		ev = append(ev, pendingUndo())
+	}
 	narrowed := proofs.Narrow(*v.Ceiling, ev)
 	in := rules.Input{Call: &call, Key: v.Key, Session: sess, Ceiling: v.Ceiling, Narrowed: &narrowed, Evidence: ev}
 	if entry, found := e.catalog.Lookup(call.Agent, call.Tool); found {

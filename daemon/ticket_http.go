@@ -60,8 +60,16 @@ func (s *Server) serveExecClaim(w http.ResponseWriter, r *http.Request) {
 		refuse(fmt.Errorf("the program redeeming the ticket is not narrowd: %w", err))
 		return
 	}
+	overlay, err := s.tickets.prepareUndo(c, s.cfg.now())
+	if err != nil {
+		if c, err := s.tickets.takeClaim(cid); err == nil {
+			closeFD(c.wrapperFD)
+		}
+		refuse(err)
+		return
+	}
 	writeJSON(w, http.StatusOK, hookclient.ExecClaim{Claim: cid, Cwd: c.t.cwd, Writable: c.t.writable,
-		Protected: s.tickets.protected, Own: s.tickets.own, HomeAllow: s.tickets.homeAllow})
+		Protected: s.tickets.protected, Own: s.tickets.own, HomeAllow: s.tickets.homeAllow, Overlay: overlay})
 }
 
 // serveExecVerify checks the wrapper's held sandbox from outside, records
@@ -106,16 +114,25 @@ func (s *Server) serveExecVerify(w http.ResponseWriter, r *http.Request) {
 		if want, verr = sandbox.ExpectFor(c.t.writable, s.tickets.protected, s.tickets.own); verr == nil {
 			facts, verr = sandbox.Verify(req.Pid, c.wrapperPid, want, s.tickets.exes...)
 		}
+		if verr == nil {
+			verr = checkOverlay(c, req.Pid)
+		}
 	}
-	rec := sandboxRecord(c, facts, req.LandlockABI, verr, s.cfg.now())
+	rec := sandboxRecord(c, facts, req.LandlockABI, verr, s.cfg.now(), undoEvidence(c)...)
 	if err := s.audit.Append(rec); err != nil {
 		s.metrics.auditErrors.Inc()
 		refuse(errors.New("narrowd could not record the sandbox check"))
 		return
 	}
 	if verr != nil {
+		s.tickets.abandonRun(c)
 		refuse(verr)
 		return
 	}
-	writeJSON(w, http.StatusOK, hookclient.VerifyReply{Command: c.t.command})
+	reply := hookclient.VerifyReply{Command: c.t.command}
+	if len(c.layers) > 0 {
+		reply.ID = c.t.callID
+		reply.Run = s.tickets.runs.add(&sandboxRun{callID: c.t.callID, wrapperPid: c.wrapperPid, t: c.t, started: s.cfg.now()}, s.cfg.now())
+	}
+	writeJSON(w, http.StatusOK, reply)
 }

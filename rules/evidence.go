@@ -120,6 +120,8 @@ const (
 	KindAdmin EvidenceKind = "narrowd-admin"
 	// KindSandboxContain records what narrowd saw from outside of its own sandbox's containment (read-only protected paths, HOME hidden, a private /proc, limits); established, it changes nothing by itself.
 	KindSandboxContain EvidenceKind = "sandbox-contain"
+	// KindSandboxUndo records that narrowd's sandbox keeps every workspace change of the run in an overlay it verified, to apply and undo (narrowd undo ID); established, it bounds reversibility.
+	KindSandboxUndo EvidenceKind = "sandbox-undo"
 )
 
 // evidenceKinds lists every constant above, sorted.
@@ -131,9 +133,9 @@ var evidenceKinds = []EvidenceKind{
 	KindNoNarrowing, KindNoNetwork, KindNoProgram, KindOneTarget, KindOverBudget, KindParseError,
 	KindPatchAddsOnly, KindPatchFiles, KindPatchNoDelete, KindPatchUnreadable, KindPathInside,
 	KindPathNotAbsolute, KindPathOutside, KindPatternEscapes, KindPrivileged, KindRunsCode,
-	KindSandboxContain, KindSandboxExec, KindSandboxTicket, KindSearchInside, KindSensitiveName,
-	KindSensitiveWord, KindSnapshot, KindStandingConfig, KindUnknownCommand, KindUnlabelled,
-	KindUnproven, KindURL,
+	KindSandboxContain, KindSandboxExec, KindSandboxTicket, KindSandboxUndo, KindSearchInside,
+	KindSensitiveName, KindSensitiveWord, KindSnapshot, KindStandingConfig, KindUnknownCommand,
+	KindUnlabelled, KindUnproven, KindURL,
 }
 
 // EvidenceKinds returns every kind narrowd emits, sorted.

@@ -50,6 +50,9 @@ func subcommands() map[string]subcommand {
 		"exec":      {runExec, "run a command in narrowd's sandbox (--ticket T, or --confine -- PROG)"},
 		"undo":      {runUndo, "put back the files narrowd preserved before a call: undo CALL-ID"},
 		"snapshots": {runSnapshots, "list narrowd's snapshots, or prune them"},
+		"show":      {runShow, "list what narrowd holds for a call, and what a sandboxed run created, changed and deleted: show CALL-ID"},
+		"apply":     {runApply, "apply a sandboxed run's changes narrowd did not apply (over budget): apply CALL-ID"},
+		"discard":   {runDiscard, "drop a sandboxed run's changes narrowd did not apply: discard CALL-ID"},
 	}
 }
 
@@ -91,7 +94,7 @@ func run(ctx context.Context, e env, args []string) int {
 func usage(w io.Writer, cmds map[string]subcommand) {
 	fmt.Fprintln(w, "usage: narrowd <command> [flags]")
 	fmt.Fprintln(w)
-	for _, name := range []string{"check", "explain", "profile", "serve", "hook", "install", "uninstall", "log", "stats", "status", "label", "exec", "undo", "snapshots"} {
+	for _, name := range []string{"check", "explain", "profile", "serve", "hook", "install", "uninstall", "log", "stats", "status", "label", "exec", "undo", "show", "apply", "discard", "snapshots"} {
 		fmt.Fprintf(w, "  %-10s %s\n", name, cmds[name].usage)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/narrowd/narrowd/daemon"
 	"github.com/narrowd/narrowd/daemon/mcp"
+	"github.com/narrowd/narrowd/sandbox/changes"
 )
 
 const serveUsage = `serve [--config FILE] [--socket PATH] [--http 127.0.0.1:PORT] [--metrics 127.0.0.1:PORT]
@@ -148,6 +149,8 @@ func runServe(ctx context.Context, e env, args []string) error {
 		NoSnapshots:     !snapshotsOn,
 		SnapshotKeep:    c.SnapshotKeep.Duration,
 		TicketTTL:       c.TicketTTL.Duration,
+		SandboxUndo:     c.SandboxUndo,
+		UndoBudget:      changes.Budget{MaxEntries: c.UndoMaxEntries, MaxBeforeBytes: c.UndoMaxBytes},
 		NotifySocket:    e.getenv("NOTIFY_SOCKET"),
 		Version:         version(),
 		Logger:          log,

@@ -45,11 +45,17 @@ func runSnapshots(_ context.Context, e env, args []string) error {
 			fmt.Fprintf(e.stdout, "%s\n", b)
 			continue
 		}
-		first := ""
+		first, n := "", len(s.Files)
 		if len(s.Files) > 0 {
 			first = oneLine(s.Files[0].Path)
 		}
-		fmt.Fprintf(e.stdout, "%-24s  %-20s %5d %12d  %s\n", s.ID, s.Time.Local().Format("2006-01-02 15:04:05"), len(s.Files), s.Bytes(), first)
+		for _, r := range s.Runs {
+			n += len(r.Changes)
+			if first == "" {
+				first = "sandboxed run in " + oneLine(r.Root) + " (" + r.State + ")"
+			}
+		}
+		fmt.Fprintf(e.stdout, "%-24s  %-20s %5d %12d  %s\n", s.ID, s.Time.Local().Format("2006-01-02 15:04:05"), n, s.Bytes(), first)
 	}
 	return nil
 }

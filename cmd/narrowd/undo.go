@@ -15,9 +15,10 @@ const undoUsage = `undo [--force] [--json] [--state-dir DIR] [--config FILE] CAL
 
 // runUndo puts back the files narrowd preserved before the call with
 // this audit id (`narrowd log --json` shows ids; the reason of a call
-// with a snapshot names its undo command). It checks every stored copy's
-// hash first and refuses if one changed, and it keeps what it overwrites
-// as a snapshot of its own, so an undo can be undone.
+// with a snapshot names its undo command), or, for a sandboxed run, every
+// path it created, changed or deleted, whole trees included. It checks
+// every stored copy's hash first and refuses if one changed, and it keeps
+// what it overwrites as a snapshot of its own, so an undo can be undone.
 func runUndo(_ context.Context, e env, args []string) error {
 	fs := newFlags(e, "undo", undoUsage)
 	force := fs.Bool("force", false, "overwrite files even when their current content cannot be preserved first")

@@ -322,6 +322,9 @@ const (
 	// ExecVerifyPath asks the daemon to check the wrapper's sandbox from
 	// outside; on success the reply carries the command text.
 	ExecVerifyPath = "/v1/exec/verify"
+	// ExecDonePath tells the daemon the released command exited, so that
+	// it applies what the run left in its overlay (issue 16).
+	ExecDonePath = "/v1/exec/done"
 )
 
 // ExecClaim is the daemon's answer to a claimed ticket: what the wrapper
@@ -337,6 +340,17 @@ type ExecClaim struct {
 	Protected []string `json:"protected,omitempty"`
 	Own       []string `json:"own,omitempty"`
 	HomeAllow []string `json:"home_allow,omitempty"`
+	// Overlay, when the daemon keeps the run's changes for undo, is the
+	// overlay to mount over each writable root.
+	Overlay []ExecLayer `json:"overlay,omitempty"`
+}
+
+// ExecLayer is the overlay of one writable root: lowerdir Root, upperdir
+// Upper, workdir Work.
+type ExecLayer struct {
+	Root  string `json:"root"`
+	Upper string `json:"upper"`
+	Work  string `json:"work"`
 }
 
 // ClaimRequest is the body of a claim.
@@ -355,6 +369,24 @@ type VerifyRequest struct {
 // VerifyReply is a passed check's answer: the command to release.
 type VerifyReply struct {
 	Command string `json:"command"`
+	// Run, when the run's changes go through an overlay, is what the
+	// wrapper sends to ExecDonePath once the command exits; ID is the
+	// call's audit id, for `narrowd apply ID` should that fail.
+	Run string `json:"run,omitempty"`
+	ID  string `json:"id,omitempty"`
+}
+
+// DoneRequest is the body of ExecDonePath: the run and the command's
+// exit status.
+type DoneRequest struct {
+	Run  string `json:"run"`
+	Code int    `json:"code"`
+}
+
+// DoneReply is what the daemon did with the run's changes, for the
+// wrapper to print on the command's stderr when Message is set.
+type DoneReply struct {
+	Message string `json:"message,omitempty"`
 }
 
 // ExecRefusal is the body of a refused claim or check.

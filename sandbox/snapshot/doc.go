@@ -19,4 +19,14 @@
 //
 // The same uid can still delete or rewrite the store: a restore re-hashes
 // every object first and refuses when one no longer matches.
+//
+// A snapshot can also hold a sandboxed run's change set (runs.go, issue
+// 16): the sandbox writes an overlay whose upper layer is in the store
+// (runs/<id>/<n>), and after the run [Store.FinishRun] moves the
+// originals it replaces into sets/<id>/<n> (a tree is one rename on the
+// workspace's file system) and the run's files into the workspace, all
+// or nothing, with package changes. A run over its budget, or one that
+// changed a path something else changed meanwhile, stays pending until
+// [Store.ApplyRun] or [Store.DiscardRun]. [Store.Restore] undoes an
+// applied run, keeping what it replaces as a new snapshot.
 package snapshot

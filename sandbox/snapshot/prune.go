@@ -88,6 +88,9 @@ func (s *Store) Prune(olderThan time.Duration, maxBytes int64) (PruneReport, err
 	if err != nil {
 		return rep, fmt.Errorf("snapshot prune: %w", err)
 	}
+	if err := s.pruneOrphanRuns(); err != nil {
+		return rep, err
+	}
 	rep.Left, err = s.count()
 	s.mu.Lock()
 	s.used = rep.Left
@@ -97,6 +100,9 @@ func (s *Store) Prune(olderThan time.Duration, maxBytes int64) (PruneReport, err
 
 func (s *Store) drop(id string) error {
 	if err := os.Remove(s.indexPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("snapshot prune: %w", err)
+	}
+	if err := s.dropRun(id); err != nil {
 		return fmt.Errorf("snapshot prune: %w", err)
 	}
 	return nil
@@ -133,4 +139,35 @@ func referenced(snaps []Snapshot, sizes map[string]int64) int64 {
 		}
 	}
 	return n
+}
+
+// pruneOrphanRuns removes the run layers and kept originals of ids that
+// have no index, once they are an hour old (a run being prepared writes
+// its index right after its layers).
+func (s *Store) pruneOrphanRuns() error {
+	for _, dir := range []string{"runs", "sets"} {
+		entries, err := os.ReadDir(filepath.Join(s.dir, dir))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("snapshot prune: %w", err)
+		}
+		for _, e := range entries {
+			id := strings.TrimSuffix(e.Name(), ".lock")
+			if !ValidID(id) {
+				continue
+			}
+			if _, err := os.Lstat(s.indexPath(id)); err == nil {
+				continue
+			}
+			if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < time.Hour {
+				continue
+			}
+			if err := s.dropRun(id); err != nil {
+				return fmt.Errorf("snapshot prune: %w", err)
+			}
+		}
+	}
+	return nil
 }

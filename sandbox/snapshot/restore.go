@@ -51,6 +51,9 @@ func (s *Store) Restore(id string, force bool) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
+	if len(snap.Runs) > 0 {
+		return rep, s.restoreRuns(&snap, &rep)
+	}
 	for _, f := range snap.Files {
 		if f.Exists {
 			if err := s.verify(f); err != nil {

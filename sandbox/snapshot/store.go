@@ -106,13 +106,22 @@ type Snapshot struct {
 	// Of names the snapshot an undo replaced, for the copy undo takes of
 	// what it overwrites.
 	Of string `json:"of,omitempty"`
+	// Runs are a sandboxed run's changes, one per writable root.
+	Runs []Run `json:"runs,omitempty"`
 }
 
-// Bytes is the size of the files the snapshot holds.
+// Bytes is the size of the files the snapshot holds, a run's kept
+// originals included.
 func (s Snapshot) Bytes() int64 {
 	var n int64
 	for _, f := range s.Files {
 		n += f.Size
+	}
+	for _, r := range s.Runs {
+		if r.State == RunApplied {
+			_, before, _ := r.Count()
+			n += before
+		}
 	}
 	return n
 }
@@ -192,22 +201,28 @@ func (s *Store) lock(how int) (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-// count adds up the sizes of the stored objects.
+// count adds up the sizes of the stored objects and of the files runs'
+// originals keep.
 func (s *Store) count() (int64, error) {
 	var n int64
-	err := filepath.WalkDir(filepath.Join(s.dir, "objects"), func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
+	for _, dir := range []string{"objects", "sets"} {
+		err := filepath.WalkDir(filepath.Join(s.dir, dir), func(_ string, d fs.DirEntry, err error) error {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
 			}
+			if err != nil {
+				return err
+			}
+			if d.Type().IsRegular() {
+				if fi, err := d.Info(); err == nil {
+					n += fi.Size()
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("snapshot store: %w", err)
 		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("snapshot store: %w", err)
 	}
 	return n, nil
 }
@@ -502,6 +517,9 @@ func (s *Store) Get(id string) (Snapshot, error) {
 			// index that says otherwise would steer undo elsewhere.
 			return Snapshot{}, fmt.Errorf("%w: index %s: %w", ErrTampered, id, err)
 		}
+	}
+	if err := validRuns(snap); err != nil {
+		return Snapshot{}, fmt.Errorf("%w: index %s: %w", ErrTampered, id, err)
 	}
 	return snap, nil
 }

@@ -24,8 +24,9 @@ var configKeys = map[string]kind{
 	"socket": str, "http": str, "metrics": str, "profile": str,
 	"workspaces": strList, "labels": strList, "watch": strList, "mcp_projects": strList,
 	"audit_dir": str, "state_dir": str, "log_level": str,
-	"audit_max_size": integer, "audit_keep": integer,
+	"audit_max_size": integer, "audit_keep": integer, "undo_max_entries": integer, "undo_max_bytes": integer,
 	"abstain_for_permission_request": boolean, "interactive": boolean, "snapshots": boolean, "mcp": boolean,
+	"sandbox_undo":  boolean,
 	"snapshot_keep": dur, "audit_sync_within": dur, "ticket_ttl": dur, "mcp_interval": dur,
 }
 

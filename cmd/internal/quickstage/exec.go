@@ -211,8 +211,12 @@ func Redeem(ctx context.Context, sock, ticket string, stderr io.Writer) int {
 	// The repository's code runs without being asked: no secret variables.
 	// Protected is never nil here: an old daemon that sends no list gets
 	// the sandbox's fallback list, not none.
-	sb, err := sandbox.Start("", sandbox.Spec{Writable: cl.Writable, Dir: cl.Cwd, DropSecretEnv: true,
-		ProtectedPatterns: cl.Protected, Protected: cl.Own, HomeAllow: cl.HomeAllow})
+	spec := sandbox.Spec{Writable: cl.Writable, Dir: cl.Cwd, DropSecretEnv: true,
+		ProtectedPatterns: cl.Protected, Protected: cl.Own, HomeAllow: cl.HomeAllow}
+	for _, l := range cl.Overlay {
+		spec.Overlays = append(spec.Overlays, sandbox.Overlay{Root: l.Root, Upper: l.Upper, Work: l.Work})
+	}
+	sb, err := sandbox.Start("", spec)
 	if err != nil {
 		return Fail(stderr, err)
 	}
@@ -230,7 +234,41 @@ func Redeem(ctx context.Context, sock, ticket string, stderr io.Writer) int {
 		sb.Abort()
 		return Fail(stderr, err)
 	}
-	return Wait(ctx, sb)
+	code := Wait(ctx, sb)
+	if v.Run != "" {
+		finishRun(sock, v, code, stderr)
+	}
+	return code
+}
+
+// doneTimeout bounds the daemon's apply of a run's changes: one rename
+// per changed tree, and a hash of what it replaces.
+const doneTimeout = 2 * time.Minute
+
+// finishRun asks the daemon to apply what the run left in its overlay,
+// and prints what the daemon says about it (changes over the budget
+// were not applied, and how to apply or discard them). It is not
+// cancelled by the interrupt that ended the command: the changes must
+// be applied or kept either way.
+func finishRun(sock string, v hookclient.VerifyReply, code int, stderr io.Writer) {
+	body, _ := json.Marshal(hookclient.DoneRequest{Run: v.Run, Code: code})
+	resp, err := hookclient.Post(context.Background(), sock, time.Now().Add(doneTimeout), hookclient.ExecDonePath, body)
+	var done hookclient.DoneReply
+	if err == nil && resp.StatusCode != 200 {
+		var ref hookclient.ExecRefusal
+		json.Unmarshal(resp.Body, &ref)
+		err = fmt.Errorf("%s %s", resp.Status, ref.Error)
+	}
+	if err == nil {
+		err = json.Unmarshal(resp.Body, &done)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "narrowd: the command's changes to the workspace were NOT applied (the daemon did not answer: %v); they are kept: `narrowd show %s`, then `narrowd apply %s` or `narrowd discard %s`\n", err, v.ID, v.ID, v.ID)
+		return
+	}
+	if done.Message != "" {
+		fmt.Fprintf(stderr, "%s\n", done.Message)
+	}
 }
 
 // post sends one JSON request on the socket and decodes the answer; a
