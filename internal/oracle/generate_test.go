@@ -431,17 +431,28 @@ type call struct {
 	ws   string // workspace variant name
 }
 
-// sample picks count calls from every spec round robin, so a bounded run
-// touches every command, wraps some in a composition and gives each a
+// sample picks count calls from every command round robin, so a bounded
+// run touches every command, wraps some in a composition and gives each a
 // workspace variant. count <= 0 takes every generated call.
 func sample(g *generator, specs []*cmdSpec, seed uint64, count int, variants []string, gitVariants []string) (calls []call, generatedTotal int) {
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	pools := make([][]generated, 0, len(specs))
+	rng := newRNG(seed)
+	// One pool per top-level command, so that docker's hundred
+	// subcommands do not crowd out the hundreds of small tools.
+	var pools [][]generated
+	byCommand := map[string]int{}
 	for _, s := range specs {
-		pool := g.generate(s, rng)
-		generatedTotal += len(pool)
+		gen := g.generate(s, rng)
+		generatedTotal += len(gen)
+		i, ok := byCommand[s.words[0]]
+		if !ok {
+			i = len(pools)
+			byCommand[s.words[0]] = i
+			pools = append(pools, nil)
+		}
+		pools[i] = append(pools[i], gen...)
+	}
+	for _, pool := range pools {
 		rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
-		pools = append(pools, pool)
 	}
 	rng.Shuffle(len(pools), func(i, j int) { pools[i], pools[j] = pools[j], pools[i] })
 	for round := 0; ; round++ {
@@ -470,6 +481,8 @@ func sample(g *generator, specs []*cmdSpec, seed uint64, count int, variants []s
 		}
 	}
 }
+
+func newRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
 
 // wrap puts text into a composition template. A template that quotes
 // {} in single quotes only takes text without single quotes.
