@@ -87,11 +87,19 @@ func setup(t *testing.T) *oracleEnv {
 // namespace; the world copy is fresh for every run.
 func TestConfinement(t *testing.T) {
 	env := setup(t)
-	host, err := os.MkdirTemp("", "oracle-host-")
+	// A directory of the host's root file system that anyone may write:
+	// only the read-only bind can stop the probe.
+	host, err := os.MkdirTemp(".", ".confinement-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(host)
+	if err := os.Chmod(host, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if host, err = filepath.Abs(host); err != nil {
+		t.Fatal(err)
+	}
 	probe := filepath.Join(host, "written")
 	ws := env.w.ws("w-plain")
 	cases := []struct {
@@ -100,7 +108,7 @@ func TestConfinement(t *testing.T) {
 		wantNot   string // the output must not hold it
 	}{
 		{"root is read-only", "touch /usr/x && echo WROTE; touch /x && echo WROTE; echo ok", "ok", "WROTE"},
-		{"host dirs are read-only", "echo x > " + probe + " && echo WROTE; echo ok", "ok", "WROTE"},
+		{"host dirs are read-only", "echo x > " + probe + " && echo WROTE; echo ok", "Read-only file system", "WROTE"},
 		{"runs as nobody", "id -u", "65534", ""},
 		{"own pid namespace", "cat /proc/1/cmdline", "ORACLE_NEWROOT", ""},
 		{"no network but lo", "cat /proc/net/dev", "lo:", "eth0"},

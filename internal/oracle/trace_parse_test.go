@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/narrowd/narrowd/proofs"
+	"github.com/narrowd/narrowd/rules"
 )
 
 // The trace reader is the oracle's eyes: these lines are what strace 6
@@ -126,5 +129,62 @@ func TestGenerator(t *testing.T) {
 		if !slices.ContainsFunc(c.calls, c.want) {
 			t.Errorf("%s: not generated", c.name)
 		}
+	}
+}
+
+// The checker, on traces written by hand: what each class catches, and
+// what a verdict's claims let through.
+func TestCheckClaims(t *testing.T) {
+	w := &world{root: "/W", home: "/W/home", secretRoots: []string{"/W/canary", "/W/home/.ssh"}}
+	read := claims{programs: map[string]bool{"/usr/bin/bash": true, "/usr/bin/sed": true}, names: map[string]bool{"bash": true, "sed": true}, readOnly: true}
+	write := read
+	write.readOnly = false
+	write.targets = []proofs.Target{{Abs: "/W/ws/a.txt"}}
+	bash := `1 execve("/usr/bin/bash", ["bash", "-c", "x"], 0x1 /* 1 vars */) = 0`
+	cases := []struct {
+		name  string
+		cl    claims
+		trace []string
+		out   string
+		want  []string
+	}{
+		{"a named program", read, []string{bash, `2 execve("/usr/bin/sed", ["sed"], 0x1 /* 1 vars */) = 0`}, "", nil},
+		{"an unnamed program", read, []string{bash, `2 execve("/bin/sh", ["sh", "-c", "id"], 0x1 /* 1 vars */) = 0`}, "", []string{classExec}},
+		{"a PATH search for a named program", read, []string{`2 execve("/usr/local/bin/sed", ["sed"], 0x1 /* 1 vars */) = -1 ENOENT (No such file or directory)`}, "", nil},
+		{"a PATH search for another", read, []string{`2 execve("/usr/local/bin/groff", ["groff"], 0x1 /* 1 vars */) = -1 ENOENT (No such file or directory)`}, "", []string{classExec}},
+		{"stdout and /dev/null", read, []string{`2 openat(AT_FDCWD</W/ws>, "/dev/null", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</dev/null>`}, "", nil},
+		{"a read verdict writes", read, []string{`2 openat(AT_FDCWD</W/ws>, "a.txt", O_WRONLY|O_TRUNC) = 3</W/ws/a.txt>`}, "", []string{classWrite}},
+		{"a write verdict writes its target", write, []string{`2 openat(AT_FDCWD</W/ws>, "a.txt", O_WRONLY|O_TRUNC) = 3</W/ws/a.txt>`}, "", nil},
+		{"sed -i's temporary", write, []string{
+			`2 openat(AT_FDCWD</W/ws>, "./sedAb12", O_RDWR|O_CREAT|O_EXCL, 0600) = 4</W/ws/sedAb12>`,
+			`2 fchmod(4</W/ws/sedAb12>, 0644) = 0`,
+			`2 rename("./sedAb12", "a.txt") = 0`,
+		}, "", nil},
+		{"a write beside the target", write, []string{`2 openat(AT_FDCWD</W/ws>, "b.txt", O_WRONLY|O_CREAT, 0666) = 3</W/ws/b.txt>`}, "", []string{classWrite}},
+		{"a rename onto another file", write, []string{
+			`2 openat(AT_FDCWD</W/ws>, "t", O_RDWR|O_CREAT|O_EXCL, 0600) = 4</W/ws/t>`,
+			`2 rename("t", "b.txt") = 0`,
+		}, "", []string{classWrite}},
+		{"an open through a link into the canary dir", read, []string{`2 openat(AT_FDCWD</W/ws>, "docs/s", O_RDONLY) = 3</W/canary/s>`}, "", []string{classCanary}},
+		{"a missing file in HOME", read, []string{`2 openat(AT_FDCWD</W/ws>, "/W/home/.ssh/config", O_RDONLY) = -1 ENOENT (No such file or directory)`}, "", nil},
+		{"a refused canary open", read, []string{`2 openat(AT_FDCWD</W/ws>, "/W/home/.ssh/id_rsa", O_RDONLY) = -1 EACCES (Permission denied)`}, "", []string{classCanary}},
+		{"another process's environment", read, []string{`2 openat(AT_FDCWD</W/ws>, "/proc/1/environ", O_RDONLY) = -1 EACCES (Permission denied)`}, "", []string{classCanary}},
+		{"a connection", read, []string{`2 connect(3<socket:[1]>, {sa_family=AF_INET6, sin6_port=htons(80)}, 28) = -1 ECONNREFUSED (Connection refused)`}, "", []string{classConnect}},
+		{"a leak in the output", read, []string{bash}, "x " + canaryAWS + " y", []string{classLeak}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.cl.programs["/bin/bash"] = true
+			vs := w.check(call{text: c.name, ws: "ws"}, rules.Verdict{}, c.cl, result{trace: strings.Join(c.trace, "\n"), out: c.out})
+			var got []string
+			for _, v := range vs {
+				if !slices.Contains(got, v.class) {
+					got = append(got, v.class)
+				}
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("classes %v, want %v (%v)", got, c.want, vs)
+			}
+		})
 	}
 }
