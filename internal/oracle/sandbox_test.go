@@ -170,6 +170,8 @@ func (sb *sandbox) startListener() (stop func(), err error) {
 	}
 	cmd := exec.Command(sb.unshare, "--net", sb.self, "-test.run=^$")
 	cmd.Env = []string{"ORACLE_HELPER=listen", "ORACLE_READY=" + ready}
+	// The listener dies with the test binary, even one that crashes.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the listener: %w", err)
 	}

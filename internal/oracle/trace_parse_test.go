@@ -152,6 +152,7 @@ func TestCheckClaims(t *testing.T) {
 		{"an unnamed program", read, []string{bash, `2 execve("/bin/sh", ["sh", "-c", "id"], 0x1 /* 1 vars */) = 0`}, "", []string{classExec}},
 		{"a PATH search for a named program", read, []string{`2 execve("/usr/local/bin/sed", ["sed"], 0x1 /* 1 vars */) = -1 ENOENT (No such file or directory)`}, "", nil},
 		{"a PATH search for another", read, []string{`2 execve("/usr/local/bin/groff", ["groff"], 0x1 /* 1 vars */) = -1 ENOENT (No such file or directory)`}, "", []string{classExec}},
+		{"an unnamed temporary file", read, []string{`2 openat(AT_FDCWD</W/ws>, "/tmp", O_RDWR|O_EXCL|O_CLOEXEC|O_TMPFILE, 0600) = 4</tmp/#15 (deleted)>`}, "", nil},
 		{"stdout and /dev/null", read, []string{`2 openat(AT_FDCWD</W/ws>, "/dev/null", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</dev/null>`}, "", nil},
 		{"a read verdict writes", read, []string{`2 openat(AT_FDCWD</W/ws>, "a.txt", O_WRONLY|O_TRUNC) = 3</W/ws/a.txt>`}, "", []string{classWrite}},
 		{"a write verdict writes its target", write, []string{`2 openat(AT_FDCWD</W/ws>, "a.txt", O_WRONLY|O_TRUNC) = 3</W/ws/a.txt>`}, "", nil},

@@ -255,8 +255,13 @@ func argAt(args []string, i int) string {
 	return ""
 }
 
-// writeFlags reports open flags that write.
+// writeFlags reports open flags that write a named file. O_TMPFILE makes
+// an unnamed file that vanishes on close (apt's caches); naming it takes
+// a linkat, which is a write of its own.
 func writeFlags(flags string) bool {
+	if strings.Contains(flags, "O_TMPFILE") {
+		return false
+	}
 	for _, f := range []string{"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"} {
 		if strings.Contains(flags, f) {
 			return true
