@@ -134,12 +134,47 @@ type result struct {
 	setupErr error
 }
 
+// errMissingTools is the one reason the oracle skips (unless
+// NARROWD_E2E_REQUIRE is set): strace or unshare is not installed.
+var errMissingTools = errors.New("strace or unshare is not installed")
+
+// errNotRoot: the sandbox needs root to bind the root file system
+// read-only without its submounts and drop to nobody.
+var errNotRoot = errors.New("the oracle runs generated commands only as root (it drops them to nobody behind a read-only root)")
+
+// lookTool finds a tool in PATH or the system directories, which a
+// user's PATH may leave out (chroot is in /usr/sbin).
+func lookTool(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, d := range []string{"/usr/sbin", "/sbin", "/usr/bin", "/bin"} {
+		if fi, err := os.Stat(filepath.Join(d, name)); err == nil && fi.Mode()&0o111 != 0 {
+			return filepath.Join(d, name)
+		}
+	}
+	return ""
+}
+
 // newSandbox finds the tools. It reports why the oracle cannot run
 // (skip material) as an error.
 func newSandbox(w *world, dir string) (*sandbox, error) {
-	for _, tool := range []string{"strace", "unshare", "chroot", "timeout", "mount"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return nil, fmt.Errorf("%s is not installed: %w", tool, err)
+	unshare := lookTool("unshare")
+	if unshare == "" || lookTool("strace") == "" {
+		return nil, errMissingTools
+	}
+	if os.Geteuid() != 0 {
+		// In a user namespace the kernel refuses a bind of / without
+		// its submounts, and with them the root is not read-only
+		// throughout: the oracle runs generated commands only where it
+		// can confine them fully.
+		return nil, errNotRoot
+	}
+	// The rest is coreutils and util-linux's mount, always there where
+	// unshare is: missing, it fails rather than skips.
+	for _, tool := range []string{"chroot", "timeout", "mount"} {
+		if lookTool(tool) == "" {
+			return nil, fmt.Errorf("%s is not installed", tool)
 		}
 	}
 	for _, p := range []string{"/usr/bin/strace", "/usr/bin/timeout", "/usr/bin/env", "/bin/bash", "/bin/sh"} {
@@ -151,7 +186,6 @@ func newSandbox(w *world, dir string) (*sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding the test binary: %w", err)
 	}
-	unshare, _ := exec.LookPath("unshare")
 	return &sandbox{w: w, self: self, unshare: unshare, privRoot: os.Geteuid() == 0, dir: dir}, nil
 }
 
@@ -160,8 +194,8 @@ func newSandbox(w *world, dir string) (*sandbox, error) {
 // Only as root: without it each run starts its own inside its user
 // namespace. stop ends it.
 func (sb *sandbox) startListener() (stop func(), err error) {
-	nsenter, err := exec.LookPath("nsenter")
-	if !sb.privRoot || err != nil {
+	nsenter := lookTool("nsenter")
+	if !sb.privRoot || nsenter == "" {
 		return func() {}, nil
 	}
 	ready := filepath.Join(sb.dir, "listener-ready")
