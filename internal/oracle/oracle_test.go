@@ -117,9 +117,6 @@ func TestConfinement(t *testing.T) {
 		{"no route out", "exec 3<>/dev/tcp/1.1.1.1/80 && echo CONNECTED; echo tried", "tried", "CONNECTED"},
 		{"world is writable inside", "echo x > a.txt && cat a.txt", "x", ""},
 	}
-	if os.Geteuid() != 0 {
-		cases = slices.DeleteFunc(cases, func(c struct{ name, cmd, wantOut, wantNot string }) bool { return c.name == "runs as nobody" })
-	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := env.sb.run(context.Background(), 0, ws, c.cmd)

@@ -29,8 +29,6 @@ import (
 //     5 s kill, with files capped by ulimit and the tmpfs size;
 //   - the namespace dies with its first process, taking every process
 //     the command left behind.
-// As a user without root, a user namespace maps that user to root
-// inside and the command keeps that unprivileged identity outside.
 
 // tracedSyscalls are what the checks read: programs, file writes, opens
 // (canaries), connections, and what tracks the working directory.
@@ -115,11 +113,10 @@ head -c 65536 "$N/tmp/.oracle/err" > "$ORACLE_OUT/err"
 
 // sandbox runs commands in the hostile world.
 type sandbox struct {
-	w        *world
-	self     string // this test binary: the listener
-	unshare  string
-	privRoot bool // running as root: drop to nobody inside
-	dir      string
+	w       *world
+	self    string // this test binary: the listener
+	unshare string
+	dir     string
 	// netPID is the shared listener, whose network namespace every run
 	// joins (as root); 0: each run starts its own.
 	netPID  int
@@ -186,16 +183,15 @@ func newSandbox(w *world, dir string) (*sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding the test binary: %w", err)
 	}
-	return &sandbox{w: w, self: self, unshare: unshare, privRoot: os.Geteuid() == 0, dir: dir}, nil
+	return &sandbox{w: w, self: self, unshare: unshare, dir: dir}, nil
 }
 
 // startListener starts the listener in a network namespace of its own
 // that every run then joins, so a run does not pay for starting one.
-// Only as root: without it each run starts its own inside its user
-// namespace. stop ends it.
+// Without nsenter each run starts its own. stop ends it.
 func (sb *sandbox) startListener() (stop func(), err error) {
 	nsenter := lookTool("nsenter")
-	if !sb.privRoot || nsenter == "" {
+	if nsenter == "" {
 		return func() {}, nil
 	}
 	ready := filepath.Join(sb.dir, "listener-ready")
@@ -236,12 +232,7 @@ func (sb *sandbox) run(ctx context.Context, slot int, cwd, command string) resul
 		}
 	}
 	args := []string{"--mount", "--net", "--pid", "--fork", "--kill-child"}
-	uid, straceUser := "", ""
-	if sb.privRoot {
-		uid, straceUser = "65534", "-u nobody"
-	} else {
-		args = append([]string{"--user", "--map-root-user"}, args...)
-	}
+	uid, straceUser := "65534", "-u nobody"
 	listener := sb.self
 	argv := append([]string{sb.unshare}, args...)
 	if sb.netPID != 0 {
