@@ -39,7 +39,7 @@ import (
 //	snapshots = true               # the daemon's snapshot store (narrowd undo)
 //	snapshot_keep = "168h"         # prune snapshots older than this; "-1s" never
 //	ticket_ttl = "60s"             # how long a sandbox ticket stays redeemable
-//	sandbox_undo = false           # sandboxed runs behind an overlay, applied after with undo (narrowd show/undo/apply/discard)
+//	sandbox_undo = true            # sandboxed runs behind an overlay, applied after with undo (narrowd show/undo/apply/discard)
 //	undo_max_entries = 50000       # a run changing more files and directories is not applied; the person is told
 //	undo_max_bytes = 536870912     # nor one replacing or deleting more bytes of workspace files
 //	mcp = true                     # discover the agents' MCP tools
@@ -64,7 +64,7 @@ type fileConfig struct {
 	Snapshots                   *bool     `toml:"snapshots"`
 	SnapshotKeep                duration  `toml:"snapshot_keep"`
 	TicketTTL                   duration  `toml:"ticket_ttl"`
-	SandboxUndo                 bool      `toml:"sandbox_undo"`
+	SandboxUndo                 *bool     `toml:"sandbox_undo"`
 	UndoMaxEntries              int       `toml:"undo_max_entries"`
 	UndoMaxBytes                int64     `toml:"undo_max_bytes"`
 	MCP                         *bool     `toml:"mcp"`

@@ -149,7 +149,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		NoSnapshots:     !snapshotsOn,
 		SnapshotKeep:    c.SnapshotKeep.Duration,
 		TicketTTL:       c.TicketTTL.Duration,
-		SandboxUndo:     c.SandboxUndo,
+		SandboxUndo:     c.SandboxUndo == nil || *c.SandboxUndo,
 		UndoBudget:      changes.Budget{MaxEntries: c.UndoMaxEntries, MaxBeforeBytes: c.UndoMaxBytes},
 		NotifySocket:    e.getenv("NOTIFY_SOCKET"),
 		Version:         version(),
