@@ -266,7 +266,9 @@ func TestClassifyCoreutils(t *testing.T) {
 		{name: "seq-no-permute", cmd: "seq 1 10", known: true},
 		{name: "tree-output-file", cmd: "tree -o out.txt src", known: true, paths: "overwrite out.txt; read src r"},
 		{name: "gzip-replaces-file", cmd: "gzip f", known: true, mut: "delete", paths: "delete f"},
-		{name: "gzip-keep", cmd: "gzip -k f", known: true, mut: "create", paths: "create f"},
+		// -k writes a file under a derived name (f.gz; gzip -dk .envrc.gz
+		// writes .envrc): narrowd does not claim it.
+		{name: "gzip-keep", cmd: "gzip -k f", known: false},
 		{name: "gzip-stdout", cmd: "gzip -c f", known: true, mut: "read", paths: "read f"},
 		{name: "gunzip-list", cmd: "gunzip -l f.gz", known: true, mut: "read"},
 		{name: "envsubst-env", cmd: "envsubst", known: true, paths: "read /proc/self/environ"},
