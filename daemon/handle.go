@@ -232,28 +232,11 @@ func gone(deadline time.Time) bool { return !deadline.IsZero() && time.Now().Aft
 // waiting (answer "abandoned": nobody reads the block), or one shed
 // under overload (answer "error").
 func (s *Server) unjudged(name string, call rules.Call, via string, start time.Time, answer, reason string) agent.Reply {
-	rec := &Record{
-		ID:              newID(),
-		ToolName:        call.Tool,
-		RiskClass:       "unknown",
-		SideEffectClass: "unknown",
-		ResourceScope:   "unknown",
-		Decision:        "deny",
-		PolicyRule:      "abandoned",
-		Reason:          reason,
-		Timestamp:       s.cfg.now().UTC().Format(time.RFC3339Nano),
-		Agent:           call.Agent,
-		Event:           call.Event,
-		Phase:           string(call.Phase),
-		Session:         call.Session,
-		Cwd:             call.Cwd,
-		ToolUseID:       call.ID,
-		Summary:         summarize(call.Input),
-		Via:             via,
-		Answer:          answer,
-		Error:           reason,
-		DurationUS:      time.Since(start).Microseconds(),
+	rule := "abandoned"
+	if answer != "abandoned" {
+		rule = "error-overload"
 	}
+	rec := unjudgedRecord(call, via, rule, reason, answer, reason, s.cfg.now(), start)
 	s.metrics.decisions.WithLabelValues(agentLabel(name), s.metrics.toolLabel(name, call.Tool), answer).Inc()
 	if err := s.audit.Append(rec); err != nil {
 		s.metrics.auditErrors.Inc()
@@ -276,23 +259,7 @@ func (s *Server) failDecode(name, via string, err error, start time.Time) (agent
 	case errors.Is(err, agent.ErrAgentMismatch):
 		reason = "the payload comes from a different agent than the hook is configured for"
 	}
-	now := s.cfg.now()
-	rec := &Record{
-		ID:              newID(),
-		ToolName:        "",
-		RiskClass:       "unknown",
-		SideEffectClass: "unknown",
-		ResourceScope:   "unknown",
-		Decision:        "deny",
-		PolicyRule:      "error-decode",
-		Reason:          reason,
-		Timestamp:       now.UTC().Format(time.RFC3339Nano),
-		Agent:           name,
-		Via:             via,
-		Answer:          "error",
-		Error:           err.Error(),
-		DurationUS:      time.Since(start).Microseconds(),
-	}
+	rec := unjudgedRecord(rules.Call{Agent: name}, via, "error-decode", reason, "error", err.Error(), s.cfg.now(), start)
 	s.log.Warn("hook payload refused", "agent", name, "via", via, "err", err)
 	s.metrics.decisions.WithLabelValues(agentLabel(name), "other", "error").Inc()
 	if aerr := s.audit.Append(rec); aerr != nil {
@@ -301,6 +268,34 @@ func (s *Server) failDecode(name, via string, err error, start time.Time) (agent
 		rec.ID = ""
 	}
 	return agent.Fail(name, rules.Call{}, reason), rec.ID
+}
+
+// unjudgedRecord is the audit record of a call narrowd answered with a
+// block without judging it: its labels are unknown and its decision is
+// deny by rule.
+func unjudgedRecord(call rules.Call, via, rule, reason, answer, errText string, now, start time.Time) *Record {
+	return &Record{
+		ID:              newID(),
+		ToolName:        call.Tool,
+		RiskClass:       "unknown",
+		SideEffectClass: "unknown",
+		ResourceScope:   "unknown",
+		Decision:        "deny",
+		PolicyRule:      rule,
+		Reason:          reason,
+		Timestamp:       now.UTC().Format(time.RFC3339Nano),
+		Agent:           call.Agent,
+		Event:           call.Event,
+		Phase:           string(call.Phase),
+		Session:         call.Session,
+		Cwd:             call.Cwd,
+		ToolUseID:       call.ID,
+		Summary:         summarize(call.Input),
+		Via:             via,
+		Answer:          answer,
+		Error:           errText,
+		DurationUS:      time.Since(start).Microseconds(),
+	}
 }
 
 // newRecord builds the audit record of one decision.
