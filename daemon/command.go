@@ -90,7 +90,7 @@ func harmlessRedirect(r *syntax.Redirect) bool {
 		return false
 	}
 	switch r.Op {
-	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrIn, syntax.ClbOut:
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrIn, syntax.RdrClob:
 		return target == "/dev/null"
 	case syntax.DplOut:
 		return target == "1" || target == "2"

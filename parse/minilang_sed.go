@@ -207,7 +207,9 @@ func sedProgram(src string) (reads, writes []string, why string) {
 			}
 		case 'y':
 			slash := l.inchar()
-			if !l.slash(slash, false) || !l.slash(slash, false) {
+			// The source and the destination, each up to a slash.
+			src := l.slash(slash, false)
+			if !src || !l.slash(slash, false) {
 				return nil, nil, "sed y command not understood"
 			}
 			l.endOfCmd()
