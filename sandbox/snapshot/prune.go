@@ -88,6 +88,7 @@ func (s *Store) Prune(olderThan time.Duration, maxBytes int64) (PruneReport, err
 	if err != nil {
 		return rep, fmt.Errorf("snapshot prune: %w", err)
 	}
+	sweepIncoming(filepath.Join(s.dir, "index"), time.Hour)
 	if err := s.pruneOrphanRuns(); err != nil {
 		return rep, err
 	}

@@ -168,6 +168,9 @@ func Open(dir string, b Budget) (*Store, error) {
 		}
 	}
 	s := &Store{dir: dir, budget: b.filled(), now: time.Now}
+	// A process killed while it wrote an index leaves its temporary
+	// file: nothing else removes those.
+	sweepIncoming(filepath.Join(dir, "index"), time.Hour)
 	used, err := s.count()
 	if err != nil {
 		return nil, err
@@ -553,3 +556,21 @@ func (s *Store) List() ([]Snapshot, error) {
 
 // Usage is the bytes the store's objects take on disk, counted now.
 func (s *Store) Usage() (int64, error) { return s.count() }
+
+// sweepIncoming removes the temporary files (.incoming-*) in dir older
+// than age: copies and index writes a killed process left. Younger ones
+// may belong to a take in progress in another process. Best effort.
+func sweepIncoming(dir string, age time.Duration) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), ".incoming-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) >= age {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}

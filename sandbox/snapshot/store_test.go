@@ -584,3 +584,33 @@ func TestDirSyncWaitsForTheNext(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOpenSweepsLeftovers: temporary index files a killed process left
+// are removed when the store is opened; young ones, which may be a take
+// in progress elsewhere, stay.
+func TestOpenSweepsLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Open(dir, Budget{}); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(dir, "index", ".incoming-1")
+	young := filepath.Join(dir, "index", ".incoming-2")
+	for _, p := range []string{old, young} {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, Budget{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("old leftover still there: %v", err)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("young temporary file removed: %v", err)
+	}
+}
