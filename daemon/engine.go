@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/narrowd/narrowd/daemon/install"
 	"github.com/narrowd/narrowd/parse"
@@ -211,7 +213,12 @@ func (e *Engine) JudgeAs(id string, call rules.Call, sess rules.Session) (v rule
 		v.Decision = d
 	}
 	if v.Decision.Outcome != rules.Allow {
-		v.Decision.Reason += findings(v.Evidence) + standingFinding(v.Evidence)
+		// What kept the call at its ceiling comes first: the rule
+		// says what the profile makes of it.
+		if f := findings(v.Evidence); f != "" {
+			v.Decision.Reason = f + upperFirst(v.Decision.Reason)
+		}
+		v.Decision.Reason += standingFinding(v.Evidence)
 	}
 	v.Decision.Reason += undoHint(id, v.Decision.Outcome, v.Evidence)
 
@@ -234,25 +241,45 @@ func (e *Engine) finish(d rules.Decision) rules.Decision {
 	return d
 }
 
-// findings names what kept a call from narrowing, so that the person and
-// the agent see why, not only which rule asked.
+// findingWords says, for a person, what one kind of evidence found that
+// kept a call from narrowing: the text holds %s for the evidence's
+// subject, or its detail where the subject alone says too little.
+var findingWords = map[rules.EvidenceKind]struct {
+	text   string
+	detail bool
+}{
+	rules.KindParseError:        {"narrowd could not parse the command (%s)", true},
+	rules.KindOverBudget:        {"the command is too large for narrowd to analyse (%s)", true},
+	rules.KindUnproven:          {"part of the command is only known when it runs (%s)", false},
+	rules.KindUnknownCommand:    {"narrowd cannot tell what %s does", false},
+	rules.KindPrivileged:        {"%s runs with raised privileges", false},
+	rules.KindRunsCode:          {"%s runs code narrowd did not read", false},
+	rules.KindPathOutside:       {"%s is outside the workspace", false},
+	rules.KindSensitiveName:     {"%s looks like it holds secrets", false},
+	rules.KindSensitiveWord:     {"%s names secrets", false},
+	rules.KindLinkEscape:        {"a link leads out of the workspace (%s)", true},
+	rules.KindGitConfigRunsCode: {"the repository's git state is not ordinary (%s)", true},
+	rules.KindNetworkRedirect:   {"%s opens a network connection", false},
+	rules.KindPatternEscapes:    {"the pattern %s can reach outside the workspace", false},
+	rules.KindMissingArgument:   {"the call has no usable %s argument", false},
+}
+
+// findings names, in words, what kept a call from narrowing (the
+// unproven word, the unknown program, the path outside, the secret
+// name), at most three, as a sentence that leads the reason, so that
+// the person and the agent see why and not only which rule asked.
 func findings(ev []rules.Evidence) string {
 	var parts []string
 	for _, e := range ev {
-		switch e.Kind {
-		case rules.KindParseError, rules.KindUnproven, rules.KindUnknownCommand, rules.KindPrivileged, rules.KindRunsCode,
-			rules.KindPathOutside, rules.KindSensitiveName, rules.KindSensitiveWord, rules.KindLinkEscape,
-			rules.KindGitConfigRunsCode, rules.KindNetworkRedirect, rules.KindPatternEscapes, rules.KindMissingArgument, rules.KindOverBudget:
-		default:
+		w, ok := findingWords[e.Kind]
+		if !ok {
 			continue
 		}
-		part := string(e.Kind) + ": " + e.Subject
-		if e.Kind == rules.KindPathOutside || e.Kind == rules.KindParseError || e.Kind == rules.KindOverBudget || e.Kind == rules.KindLinkEscape || e.Kind == rules.KindGitConfigRunsCode {
-			part = string(e.Kind) + ": " + e.Detail
+		arg := e.Subject
+		if w.detail {
+			arg = e.Detail
 		}
-		if len(part) > 160 {
-			part = part[:160] + "…"
-		}
+		part := fmt.Sprintf(w.text, clipRunes(arg, 160))
 		if !slices.Contains(parts, part) {
 			parts = append(parts, part)
 		}
@@ -263,7 +290,27 @@ func findings(ev []rules.Evidence) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return " [narrowd found: " + strings.Join(parts, "; ") + "]"
+	return "narrowd cannot prove this call safe: " + strings.Join(parts, "; ") + ". "
+}
+
+// upperFirst capitalises the first letter of a sentence.
+func upperFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+// clipRunes cuts s to at most n bytes at a rune boundary, marking the cut.
+func clipRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // resolve finds the catalog entry for a call and its key. MCP tools are
@@ -396,11 +443,7 @@ func ownFiles(cfg EngineConfig, home string, getenv func(string) string) []strin
 func standingFinding(ev []rules.Evidence) string {
 	for _, e := range ev {
 		if e.Kind == rules.KindStandingConfig {
-			d := e.Detail
-			if len(d) > 200 {
-				d = d[:200] + "…"
-			}
-			return " [" + e.Subject + ": " + d + "]"
+			return " [" + e.Subject + ": " + clipRunes(e.Detail, 200) + "]"
 		}
 	}
 	return ""

@@ -72,7 +72,14 @@ func (s *Server) handle(name, event string, payload []byte, via string, opt agen
 		s.metrics.shed.Inc()
 		return s.unjudged(name, call, via, start, "error", "narrowd is overloaded and did not judge this call in time; retry it"), ""
 	}
-	defer release()
+	// The slot bounds judging, which costs CPU; the audit append after
+	// it waits for the disk and is shared by every call of a batch.
+	released := false
+	defer func() {
+		if !released {
+			release()
+		}
+	}()
 
 	// Counted until its record is appended: the audit's writer waits
 	// for it, under load, to share one write.
@@ -94,6 +101,8 @@ func (s *Server) handle(name, event string, payload []byte, via string, opt agen
 		}
 	}
 	s.metrics.duration.Observe(time.Since(t0).Seconds())
+	release()
+	released = true
 	if v.Decision.Outcome == rules.Sandbox {
 		// The sandbox outcome is carried out by narrowd exec with a
 		// ticket; without one it is asked about.
