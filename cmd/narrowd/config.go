@@ -42,6 +42,7 @@ import (
 //	sandbox_undo = true            # sandboxed runs behind an overlay, applied after with undo (narrowd show/undo/apply/discard)
 //	undo_max_entries = 50000       # a run changing more files and directories is not applied; the person is told
 //	undo_max_bytes = 536870912     # nor one replacing or deleting more bytes of workspace files
+//	sandbox_home_allow = [".local/share/mise", ".bun/install:cache"]  # more of $HOME (relative) shown in the sandbox; ":cache" a throwaway writable layer
 //	mcp = true                     # discover the agents' MCP tools
 //	mcp_projects = ["/home/me/src/app"]  # more project dirs whose MCP config is read
 //	mcp_interval = "10m"           # how often MCP servers are listed again
@@ -65,6 +66,7 @@ type fileConfig struct {
 	SnapshotKeep                duration  `toml:"snapshot_keep"`
 	TicketTTL                   duration  `toml:"ticket_ttl"`
 	SandboxUndo                 *bool     `toml:"sandbox_undo"`
+	SandboxHomeAllow            []string  `toml:"sandbox_home_allow"`
 	UndoMaxEntries              int       `toml:"undo_max_entries"`
 	UndoMaxBytes                int64     `toml:"undo_max_bytes"`
 	MCP                         *bool     `toml:"mcp"`

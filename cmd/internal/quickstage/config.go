@@ -22,7 +22,7 @@ const (
 // cmd/narrowd, which a test holds this to) and their values' shapes.
 var configKeys = map[string]kind{
 	"socket": str, "http": str, "metrics": str, "profile": str,
-	"workspaces": strList, "labels": strList, "watch": strList, "mcp_projects": strList,
+	"workspaces": strList, "labels": strList, "watch": strList, "mcp_projects": strList, "sandbox_home_allow": strList,
 	"audit_dir": str, "state_dir": str, "log_level": str,
 	"audit_max_size": integer, "audit_keep": integer, "undo_max_entries": integer, "undo_max_bytes": integer,
 	"abstain_for_permission_request": boolean, "interactive": boolean, "snapshots": boolean, "mcp": boolean,
