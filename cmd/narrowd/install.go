@@ -153,7 +153,8 @@ func agentHints(a install.Agent, f installFlags) []string {
 	var hints []string
 	switch {
 	case a == install.Claude && f.http != "":
-		hints = append(hints, "Claude Code now blocks every tool call while nothing answers on "+f.http+": keep `narrowd serve --http "+f.http+"` running (or set http in its config file)")
+		hints = append(hints, "Claude Code now blocks every tool call while nothing answers on "+f.http+": keep `narrowd serve --http "+f.http+"` running (or set http in its config file)",
+			"any local user who binds "+f.http+" before narrowd does (after a crash, at boot) receives these hook calls and can answer them: on a machine shared with other users keep the default command hook (narrowd install claude, without --http), which asks narrowd over a socket only you can reach")
 	case a == install.Codex:
 		hints = append(hints, "Codex runs new or changed hooks only after you trust them: review them with /hooks in codex")
 	case a == install.Gemini && f.project != "":
