@@ -44,10 +44,20 @@ func Narrow(ceiling rules.Labels, evidence []rules.Evidence) rules.Labels {
 			n.Levels[d] = min(n.Levels[d], v)
 		}
 	}
+	all := true
 	for d := range rules.Dim(rules.NumDims) {
 		if raised[d] {
 			n.Levels[d] = ceiling.Levels[d]
+		} else {
+			all = false
 		}
+	}
+	if all {
+		// Every label is back at the tool's ceiling (a git call whose
+		// repository is not ordinary): open_world=false, which says no
+		// label comes from a domain ceiling, cannot hold. Kept false,
+		// such a git log looked like a call that moves money.
+		n.Facts[rules.OpenWorld] = ceiling.Facts[rules.OpenWorld]
 	}
 	return n
 }

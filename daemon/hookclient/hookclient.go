@@ -455,6 +455,11 @@ func DecodeResponse(resp []byte) (Response, error) {
 	if !ok {
 		return Response{}, unreachable(io.ErrUnexpectedEOF)
 	}
+	if bytes.Count(head, []byte("\n")) != bytes.Count(head, []byte("\r\n")) || bytes.Count(head, []byte("\r")) != bytes.Count(head, []byte("\r\n")) {
+		// A line ended by a bare LF (or holding a bare CR) is read
+		// differently by other HTTP readers; the daemon never sends one.
+		return Response{}, &UnusableError{"a header line not ended by CRLF"}
+	}
 	lines := bytes.Split(head, []byte("\r\n"))
 	proto, status, _ := bytes.Cut(lines[0], []byte(" "))
 	code, err := count(status[:min(3, len(status))])
