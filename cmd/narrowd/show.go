@@ -20,14 +20,7 @@ func runShow(_ context.Context, e env, args []string) error {
 	fs := newFlags(e, "show", showUsage)
 	asJSON := fs.Bool("json", false, "print the snapshot as JSON, every entry included")
 	stateDir, configPath := stateFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitError{1}
-	}
-	store, err := openStore(e, *stateDir, *configPath)
+	store, err := storeForID(e, fs, args, stateDir, configPath)
 	if err != nil {
 		return err
 	}
@@ -135,14 +128,7 @@ func runApply(_ context.Context, e env, args []string) error {
 	fs := newFlags(e, "apply", applyUsage)
 	force := fs.Bool("force", false, "also replace paths changed in the workspace during the run (their versions are kept for undo)")
 	stateDir, configPath := stateFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitError{1}
-	}
-	store, err := openStore(e, *stateDir, *configPath)
+	store, err := storeForID(e, fs, args, stateDir, configPath)
 	if err != nil {
 		return err
 	}
@@ -165,14 +151,7 @@ const discardUsage = `discard [--state-dir DIR] [--config FILE] CALL-ID`
 func runDiscard(_ context.Context, e env, args []string) error {
 	fs := newFlags(e, "discard", discardUsage)
 	stateDir, configPath := stateFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitError{1}
-	}
-	store, err := openStore(e, *stateDir, *configPath)
+	store, err := storeForID(e, fs, args, stateDir, configPath)
 	if err != nil {
 		return err
 	}

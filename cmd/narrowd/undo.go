@@ -24,14 +24,7 @@ func runUndo(_ context.Context, e env, args []string) error {
 	force := fs.Bool("force", false, "overwrite files even when their current content cannot be preserved first")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	stateDir, configPath := stateFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitError{1}
-	}
-	store, err := openStore(e, *stateDir, *configPath)
+	store, err := storeForID(e, fs, args, stateDir, configPath)
 	if err != nil {
 		return err
 	}
@@ -78,4 +71,18 @@ func openStore(e env, stateDir, configPath string) (*snapshot.Store, error) {
 		return nil, err
 	}
 	return snapshot.Open(daemon.SnapshotDir(abs), snapshot.Budget{})
+}
+
+// storeForID parses the arguments of a command that takes one call id
+// (undo, show, apply, discard) and opens the snapshot store; the id is
+// fs.Arg(0). stateDir and configPath are fs's flags, read once parsed.
+func storeForID(e env, fs *flag.FlagSet, args []string, stateDir, configPath *string) (*snapshot.Store, error) {
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return nil, exitError{1}
+	}
+	return openStore(e, *stateDir, *configPath)
 }
