@@ -122,27 +122,32 @@ func readPayload(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 // interactive reads the call's interactive=0|1 query parameter (the raw
 // query string), falling back to the daemon's default.
 func (s *Server) interactive(query string) bool {
-	if v := queryGet(query, "interactive"); v != "" {
+	return s.interactiveIn(parseQuery(query))
+}
+
+// interactiveIn is [Server.interactive] on a parsed query.
+func (s *Server) interactiveIn(q url.Values) bool {
+	if v := q.Get("interactive"); v != "" {
 		b, err := strconv.ParseBool(v)
 		return err == nil && b
 	}
 	return s.cfg.Interactive
 }
 
-// queryGet is url.Values.Get on a raw query string, as r.URL.Query()
-// reads it (a malformed pair is skipped).
-func queryGet(query, key string) string {
+// parseQuery is r.URL.Query() on a raw query string (a malformed pair is
+// skipped); nil for none. The shim's query is parsed once per call.
+func parseQuery(query string) url.Values {
 	if query == "" {
-		return ""
+		return nil
 	}
 	q, _ := url.ParseQuery(query)
-	return q.Get(key)
+	return q
 }
 
-// queryDeadline is the shim's deadline in a query (the zero time if it
-// sent none or a malformed one).
-func queryDeadline(query string) time.Time {
-	ms, err := strconv.ParseInt(queryGet(query, hookclient.DeadlineParam), 10, 64)
+// queryDeadline is the shim's deadline in a parsed query (the zero time
+// if it sent none or a malformed one).
+func queryDeadline(q url.Values) time.Time {
+	ms, err := strconv.ParseInt(q.Get(hookclient.DeadlineParam), 10, 64)
 	if err != nil || ms <= 0 {
 		return time.Time{}
 	}
@@ -172,8 +177,9 @@ func (s *Server) shimAnswer(name, query, accept string, payload []byte, readErr 
 	if readErr != nil {
 		env.Reply = s.refuse(name, "socket", readErr)
 	} else {
-		opt := agent.Options{Interactive: s.interactive(query)}
-		env.Reply, env.ID = s.handle(name, queryGet(query, "event"), payload, "socket", opt, queryDeadline(query))
+		q := parseQuery(query)
+		opt := agent.Options{Interactive: s.interactiveIn(q)}
+		env.Reply, env.ID = s.handle(name, q.Get("event"), payload, "socket", opt, queryDeadline(q))
 	}
 	if accept == hookclient.RawReplyType {
 		header("Content-Type", hookclient.RawReplyType)
